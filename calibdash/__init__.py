@@ -3,7 +3,9 @@
 The compute package behind the app; usable from Python and the command line.
 """
 
+from .estimators import FAMILIES, NOTIONS, CalibrationEstimator, EstimatorPath, make_estimator
+from .risk import risk
 from .simplex import softmax
 
-__all__ = ["softmax"]
+__all__ = ["softmax", "make_estimator", "risk", "FAMILIES", "NOTIONS", "CalibrationEstimator", "EstimatorPath"]
 __version__ = "0.1.0"

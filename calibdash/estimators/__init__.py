@@ -1,0 +1,67 @@
+"""Calibration estimation functions and the factory that names them."""
+
+from __future__ import annotations
+
+import inspect
+
+from ..notions import NOTIONS, check_notion
+from .base import CalibrationEstimator, EstimatorPath
+from .binning import BinningEstimator
+from .kde import KDEEstimator
+from .kernel_ridge import KKKREstimator, UKKREstimator
+from .temperature import TemperatureEstimator
+
+FAMILIES = {
+    cls.family: cls
+    for cls in (BinningEstimator, KDEEstimator, UKKREstimator, KKKREstimator, TemperatureEstimator)
+}
+
+
+def make_estimator(name, notion="canonical", **params):
+    """Create a calibration estimation function by family name.
+
+    Parameters
+    ----------
+    name : {"bins", "kde", "ukkr", "kkkr", "temperature"}
+    notion : {"top-label", "canonical", "classwise"}, default="canonical"
+    **params
+        The family's hyperparameters (see each class).
+
+    Returns
+    -------
+    CalibrationEstimator
+        Unfitted; call ``fit(P, y)``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown family, notion or parameter, listing the valid choices.
+    """
+    if name not in FAMILIES:
+        raise ValueError(f"Unknown estimator {name!r}; choose one of {', '.join(map(repr, FAMILIES))}.")
+    cls = FAMILIES[name]
+    check_notion(notion, cls.supported_notions, name)
+    valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "notion")]
+    unknown = sorted(set(params) - set(valid))
+    if unknown:
+        raise ValueError(
+            f"Unknown parameter(s) {', '.join(map(repr, unknown))} for {name!r}; "
+            f"valid parameters: {', '.join(map(repr, valid))}."
+        )
+    est = cls(notion=notion, **params)
+    est._validate_params()
+    return est
+
+
+__all__ = [
+    "NOTIONS",
+    "FAMILIES",
+    "make_estimator",
+    "CalibrationEstimator",
+    "EstimatorPath",
+    "BinningEstimator",
+    "KDEEstimator",
+    "UKKREstimator",
+    "KKKREstimator",
+    "TemperatureEstimator",
+]

@@ -1,0 +1,190 @@
+"""The common shape of every calibration estimation function h(z, z').
+
+Each estimator is bilinear, h(z, z') = f(z)^T G f(z'), with features f of small dimension
+(plug-in estimators h = <v(z), v(z')> have G = identity). ``bilinear_form`` returns (F, G);
+everything else (h, its diagonal, the squared-error estimate, the risk) follows from it.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator
+
+from ..notions import NOTIONS, check_notion, problem_residuals, problem_targets, problems, residuals, validate
+
+
+def block_diag_or_none(blocks):
+    """Block-diagonal matrix of ``blocks``; None when every block is None (identity)."""
+    if all(b is None for b in blocks):
+        return None
+    sizes = [b.shape[0] for b in blocks]
+    out = np.zeros((sum(sizes), sum(sizes)))
+    s = 0
+    for b, m in zip(blocks, sizes):
+        out[s : s + m, s : s + m] = b
+        s += m
+    return out
+
+
+def check_positive(name, value, allow=()):
+    """Raise ValueError unless ``value`` is a finite positive number (or one of ``allow``)."""
+    if value in allow and isinstance(value, str):
+        return
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
+        extra = f" or one of {', '.join(map(repr, allow))}" if allow else ""
+        raise ValueError(f"{name} must be a positive finite number{extra}, got {value!r}.")
+
+
+class CalibrationEstimator(BaseEstimator):
+    """Base class: fit on (P, y), then evaluate h, its diagonal and the estimates.
+
+    Subclasses set ``family``, ``supported_notions`` and ``path_param`` (the hyperparameter
+    a grid search varies), implement ``_fit(P, y)`` and ``_bilinear_form(P)``, and may
+    implement ``_path_forms`` to share work across a grid.
+    """
+
+    family = None
+    supported_notions = NOTIONS
+    path_param = None
+
+    # -- parameters -------------------------------------------------------------------
+    def _validate_params(self):
+        check_notion(self.notion, self.supported_notions, self.family)
+
+    # -- fitting ----------------------------------------------------------------------
+    def fit(self, P, y):
+        """Fit the estimator on training probabilities and labels.
+
+        Parameters
+        ----------
+        P : array-like of shape (n, d)
+            Predicted probabilities; rows on the simplex.
+        y : array-like of shape (n,)
+            Integer labels in [0, d).
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        P, y = validate(P, y)
+        self.n_classes_ = P.shape[1]
+        self.n_train_ = P.shape[0]
+        self._fit(P, y)
+        return self
+
+    def _training_problems(self, P, y):
+        """(Problem, residual block, target block) for each problem of the notion."""
+        U = residuals(P, y, self.notion)
+        return list(zip(problems(P, self.notion), problem_residuals(U, self.notion), problem_targets(P, y, self.notion)))
+
+    def _check_fitted(self, P):
+        if not hasattr(self, "n_classes_"):
+            raise ValueError(f"This {type(self).__name__} is not fitted yet; call fit(P, y) first.")
+        P, _ = validate(P)
+        if P.shape[1] != self.n_classes_:
+            raise ValueError(f"P has {P.shape[1]} classes but the estimator was fitted on {self.n_classes_}.")
+        return P
+
+    # -- evaluation -------------------------------------------------------------------
+    def bilinear_form(self, P):
+        """Features F (n, r) and middle matrix G (r, r) or None (identity) with h = F G F^T."""
+        P = self._check_fitted(P)
+        return self._bilinear_form(P)
+
+    def h(self, P_a, P_b):
+        """Matrix of h(z_a, z_b) for all pairs of rows; meant for small inputs and tests."""
+        Fa, G = self.bilinear_form(P_a)
+        Fb, _ = self.bilinear_form(P_b)
+        return Fa @ Fb.T if G is None else Fa @ G @ Fb.T
+
+    def h_diag(self, P):
+        """The values h(z_i, z_i), without forming the n x n matrix."""
+        F, G = self.bilinear_form(P)
+        if G is None:
+            return np.einsum("ij,ij->i", F, F)
+        return np.einsum("ij,ij->i", F @ G, F)
+
+    def squared_error(self, P):
+        """Signed estimate of the squared calibration error: the mean of h(z_i, z_i)."""
+        return float(np.mean(self.h_diag(P)))
+
+    def calibration_error(self, P):
+        """Estimate of the calibration error: sqrt of the squared error clipped at 0."""
+        return float(np.sqrt(max(0.0, self.squared_error(P))))
+
+    # -- grids ------------------------------------------------------------------------
+    def fit_path(self, P, y, values):
+        """Fit one estimator per value of ``path_param``, sharing the expensive work.
+
+        Parameters
+        ----------
+        P, y : training data, as in :meth:`fit`.
+        values : sequence
+            Values of the family's tuned hyperparameter (``self.path_param``).
+
+        Returns
+        -------
+        EstimatorPath
+        """
+        self._validate_params()
+        P, y = validate(P, y)
+        values = list(values)
+        if not values:
+            raise ValueError(f"Give at least one value of {self.path_param!r}.")
+        estimators = [self.__class__(**{**self.get_params(), self.path_param: v}) for v in values]
+        for e in estimators:
+            e._validate_params()
+        self._fit_path(estimators, P, y)
+        for e in estimators:
+            e.n_classes_ = P.shape[1]
+            e.n_train_ = P.shape[0]
+        return EstimatorPath(self.path_param, values, estimators)
+
+    def _fit_path(self, estimators, P, y):
+        for e in estimators:
+            e._fit(P, y)
+
+    @classmethod
+    def _path_forms(cls, estimators, P):
+        return [e._bilinear_form(P) for e in estimators]
+
+
+class EstimatorPath:
+    """Fitted estimators along one hyperparameter, sharing the work a grid allows.
+
+    Attributes
+    ----------
+    param : str
+        The hyperparameter that varies.
+    values : list
+        Its values, in order.
+    estimators : list of CalibrationEstimator
+        One fitted estimator per value; each works on its own like any other.
+    """
+
+    def __init__(self, param, values, estimators):
+        self.param = param
+        self.values = values
+        self.estimators = estimators
+
+    def __len__(self):
+        return len(self.estimators)
+
+    def __iter__(self):
+        return iter(self.estimators)
+
+    def bilinear_forms(self, P):
+        """(F, G) of every estimator on ``P``, computing shared parts once."""
+        P = self.estimators[0]._check_fitted(P)
+        return type(self.estimators[0])._path_forms(self.estimators, P)
+
+    def risks(self, P, y):
+        """Eq. (20) of every estimator on held-out (P, y)."""
+        from ..risk import risk_from_features
+
+        P, y = validate(P, y)
+        U = residuals(P, y, self.estimators[0].notion)
+        return np.array([risk_from_features(U, F, G) for F, G in self.bilinear_forms(P)])

@@ -1,0 +1,239 @@
+"""Kernel ridge estimators: two-step (UKKR, Eq. 32) and Kronecker (KKKR, Eq. 28, 29).
+
+Both rest on the eigendecomposition of the training kernel K = Q diag(l) Q^T and on
+psi(z) = Q^T k(z), the query's kernel vector in that basis:
+
+* UKKR  h(z, z') = <v(z), v(z')>,  v(z) = (Q^T U)^T diag(1 / (l + lam n)) psi(z)
+  (kernel ridge regression of the residuals, a plug-in);
+* KKKR  h(z, z') = psi(z)^T G psi(z'),  G = L o (Q^T U)(Q^T U)^T,  L_ab = 1 / (l_a l_b + lam n^2).
+
+The basis does not depend on ``lam``, so one decomposition serves a whole grid.
+
+Above ``exact_max_n`` training rows the basis comes from a Nystroem approximation
+K ~ F F^T with F = k(Z, landmarks) W: the estimators are then *exactly* the kernel ridge
+estimators of the approximate kernel F F^T, whose eigenpairs come from the small matrix
+F^T F in O(n m^2). The approximation's effect on risk and estimate is tested against the
+exact path on real classifier outputs.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..notions import problems
+from .base import CalibrationEstimator, block_diag_or_none, check_positive
+
+# Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
+# matrix; dividing by their square roots would amplify rounding errors.
+_EIG_RTOL = 1e-10
+
+
+def rbf_kernel(A, B, gamma):
+    """exp(-gamma ||a - b||^2) for all rows a of A and b of B."""
+    sq = np.einsum("ij,ij->i", A, A)[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
+    np.maximum(sq, 0.0, out=sq)
+    return np.exp(-gamma * sq)
+
+
+@dataclass(frozen=True)
+class KernelBasis:
+    """Eigenbasis of a training kernel, exact or low-rank.
+
+    psi(z) = k(z, centres) @ projection; eigenvalues ``l``; ``QtU`` = Q^T U.
+    """
+
+    centres: np.ndarray
+    projection: np.ndarray
+    eigenvalues: np.ndarray
+    QtU: np.ndarray
+    gamma: float
+    n_train: int
+    exact: bool
+
+    @property
+    def rank(self):
+        return self.eigenvalues.shape[0]
+
+    def psi(self, Z):
+        return rbf_kernel(Z, self.centres, self.gamma) @ self.projection
+
+
+def exact_basis(Z, U, gamma):
+    """Full eigendecomposition of K = k(Z, Z): O(n^3), for small training sets."""
+    K = rbf_kernel(Z, Z, gamma)
+    l, Q = np.linalg.eigh(K)
+    l = np.maximum(l, 0.0)  # a PSD kernel; negative values are rounding noise
+    return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], True)
+
+
+def landmarks(Z, gamma, n_components, random_state, rtol=1e-7, block=64):
+    """Nystroem centres chosen by block randomly pivoted Cholesky (Chen, Epperly, Tropp &
+    Webber 2022).
+
+    Centres are drawn in proportion to the diagonal of the residual kernel K - K~, i.e.
+    where the current approximation is worst, so sparse regions of the simplex get
+    centres and near-duplicate confident predictions do not crowd them out. Drawing
+    stops when the residual trace falls below ``rtol * n`` (the approximation is then
+    uniformly good: |K - K~|_ij <= max residual diagonal) or at ``n_components`` centres.
+    """
+    n = Z.shape[0]
+    rng = np.random.default_rng(random_state)
+    resid = np.ones(n)  # k(z, z) = 1 for the RBF kernel
+    F = np.empty((n, 0))
+    chosen = []
+    while len(chosen) < n_components:
+        total = resid.sum()
+        if total <= rtol * n:
+            break
+        b = min(block, n_components - len(chosen))
+        S = np.unique(rng.choice(n, size=b, p=resid / total))
+        G = rbf_kernel(Z, Z[S], gamma) - F @ F[S].T
+        lh, Vh = np.linalg.eigh(G[S])
+        keep = lh > _EIG_RTOL * max(lh.max(), 1e-300)
+        if not keep.any():
+            break
+        Fb = G @ (Vh[:, keep] / np.sqrt(lh[keep]))
+        F = np.hstack([F, Fb])
+        resid = np.maximum(resid - np.einsum("ij,ij->i", Fb, Fb), 0.0)
+        resid[S] = 0.0
+        chosen.extend(S.tolist())
+    return Z[np.sort(np.array(chosen, dtype=np.int64))]
+
+
+def nystroem_basis(Z, U, gamma, n_components, random_state):
+    """Eigenbasis of the Nystroem kernel F F^T, F = k(Z, C) W, in O(n m^2)."""
+    C = landmarks(Z, gamma, n_components, random_state)
+    lm, Vm = np.linalg.eigh(rbf_kernel(C, C, gamma))
+    keep = lm > _EIG_RTOL * lm.max()
+    W = Vm[:, keep] / np.sqrt(lm[keep])
+    F = rbf_kernel(Z, C, gamma) @ W
+    s2, R = np.linalg.eigh(F.T @ F)
+    keep = s2 > _EIG_RTOL * s2.max()
+    s2, R = s2[keep], R[:, keep]
+    s = np.sqrt(s2)
+    # Q = F R diag(1/s) are the eigenvectors of F F^T with eigenvalues s^2, and
+    # psi(z) = Q^T k~(z) = diag(s) R^T W^T k(C, z).
+    projection = W @ (R * s)
+    QtU = (R.T @ (F.T @ U)) / s[:, None]
+    return KernelBasis(C, projection, s2, QtU, gamma, Z.shape[0], False)
+
+
+def default_n_components(dim):
+    """Most Nystroem centres: 1-D kernels are of very low numerical rank, and the
+    Kronecker estimator's cost per grid value grows as the cube of the rank."""
+    return 200 if dim == 1 else 1000
+
+
+class _KernelRidgeEstimator(CalibrationEstimator):
+    path_param = "lam"
+
+    def __init__(self, notion="canonical", lam=1e-3, gamma=0.5, exact_max_n=2000, n_components=None, random_state=0):
+        self.notion = notion
+        self.lam = lam
+        self.gamma = gamma
+        self.exact_max_n = exact_max_n
+        self.n_components = n_components
+        self.random_state = random_state
+
+    def _validate_params(self):
+        super()._validate_params()
+        check_positive("lam", self.lam)
+        check_positive("gamma", self.gamma)
+        for name in ("exact_max_n",) + (("n_components",) if self.n_components is not None else ()):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
+                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+
+    def _fit_bases(self, P, y):
+        bases = []
+        for problem, U, _ in self._training_problems(P, y):
+            Z = problem.Z
+            if Z.shape[0] <= self.exact_max_n:
+                bases.append(exact_basis(Z, U, float(self.gamma)))
+            else:
+                m = self.n_components or default_n_components(Z.shape[1])
+                bases.append(nystroem_basis(Z, U, float(self.gamma), int(m), self.random_state))
+        return bases
+
+    def _fit(self, P, y):
+        self.bases_ = self._fit_bases(P, y)
+
+    def _fit_path(self, estimators, P, y):
+        bases = self._fit_bases(P, y)
+        for e in estimators:
+            e.bases_ = bases
+
+    @property
+    def low_rank_(self):
+        """True when the Nystroem path was used."""
+        return not self.bases_[0].exact
+
+    def _bilinear_form(self, P):
+        return self._path_forms([self], P)[0]
+
+    @classmethod
+    def _path_forms(cls, estimators, P):
+        bases = estimators[0].bases_
+        psis = [b.psi(p.Z) for b, p in zip(bases, problems(P, estimators[0].notion))]
+        return [e._form_from_psi(psis) for e in estimators]
+
+
+class UKKREstimator(_KernelRidgeEstimator):
+    """Two-step kernel ridge estimator (UKKR, Eq. 32).
+
+    Kernel ridge regression of the residuals u = z - t on z, v(z) = U^T (K + lam n I)^-1 k(z),
+    and the plug-in h(z, z') = <v(z), v(z')>.
+
+    Parameters
+    ----------
+    notion : {"top-label", "canonical", "classwise"}
+    lam : float, default=1e-3
+        Ridge parameter; enters as K + lam * n * I with n the number of training rows.
+    gamma : float, default=0.5
+        RBF kernel exp(-gamma ||z - z'||^2).
+    exact_max_n : int, default=2000
+        Training sets up to this size use the exact eigendecomposition; larger ones the
+        Nystroem approximation.
+    n_components : int or None
+        Nystroem landmarks; None means 200 for one-dimensional inputs, 1000 otherwise.
+    random_state : int, default=0
+        Seed of the landmark choice.
+    """
+
+    family = "ukkr"
+
+    def _form_from_psi(self, psis):
+        cols = []
+        for b, psi in zip(self.bases_, psis):
+            shrink = 1.0 / (b.eigenvalues + self.lam * b.n_train)
+            cols.append((psi * shrink) @ b.QtU)
+        return np.hstack(cols), None
+
+
+class KKKREstimator(_KernelRidgeEstimator):
+    """Kronecker kernel ridge estimator (KKKR, Eq. 28, 29).
+
+    Kernel ridge regression of the pair targets <u_i, u_j> on pairs (z_i, z_j) with the
+    Kronecker kernel k(z, z~) k(z', z~'). Its diagonal, and so its squared-error
+    estimate, can be negative.
+
+    Parameters
+    ----------
+    notion : {"top-label", "canonical", "classwise"}
+    lam : float, default=1e-3
+        Ridge parameter; enters as K (x) K + lam * n^2 * I with n the number of training rows.
+    gamma, exact_max_n, n_components, random_state
+        As in :class:`UKKREstimator`.
+    """
+
+    family = "kkkr"
+
+    def _form_from_psi(self, psis):
+        Gs = []
+        for b in self.bases_:
+            L = 1.0 / (np.outer(b.eigenvalues, b.eigenvalues) + self.lam * b.n_train**2)
+            Gs.append(L * (b.QtU @ b.QtU.T))
+        return np.hstack(psis), block_diag_or_none(Gs)

@@ -1,0 +1,174 @@
+"""Every estimator against a brute-force transcription of its formula, and the risk
+against the explicit double sum."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import calibdash as cd
+from calibdash.risk import pair_loss_sum
+
+from . import brute
+
+
+def random_problem(seed, n=40, d=3, concentration=1.0):
+    rng = np.random.default_rng(seed)
+    P = rng.dirichlet(np.full(d, concentration), size=n)
+    y = np.array([rng.choice(d, p=p) for p in P])
+    return P, y
+
+
+def assert_rel_close(actual, expected, rtol):
+    """Max-abs error relative to the largest magnitude: element-wise rtol is meaningless
+    for entries that are zero up to rounding."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    scale = max(np.max(np.abs(expected)), 1e-300)
+    err = np.max(np.abs(actual - expected)) / scale
+    assert err <= rtol, f"relative error {err:.3e} > {rtol:.0e}"
+
+
+DIMS = [2, 3, 5]
+SUPPORTED = [
+    (fam, notion) for fam, cls in cd.FAMILIES.items() for notion in cls.supported_notions
+]
+
+
+def brute_h(fam, est, P_tr, y_tr, P_a, P_b, notion):
+    if fam == "bins":
+        return brute.binning_h(P_tr, y_tr, P_a, P_b, notion, est.n_bins, est.strategy)
+    if fam == "kde":
+        return brute.kde_h(P_tr, y_tr, P_a, P_b, notion, est.bandwidth)
+    kernel = lambda a, b: brute.rbf(a, b, est.gamma)  # noqa: E731
+    if fam == "ukkr":
+        return brute.ukkr_h(P_tr, y_tr, P_a, P_b, notion, est.lam, kernel)
+    if fam == "kkkr":
+        return brute.kkkr_h(P_tr, y_tr, P_a, P_b, notion, est.lam, kernel)
+    if fam == "temperature":
+        return brute.temperature_h(P_a, P_b, notion, est.temperature_)
+    raise AssertionError(fam)
+
+
+PARAMS = {
+    "bins": [dict(n_bins=5), dict(n_bins=7, strategy="quantile")],
+    "kde": [dict(bandwidth=0.3), dict(bandwidth=0.05)],
+    "ukkr": [dict(lam=1e-2), dict(lam=1e-4, gamma=2.0)],
+    "kkkr": [dict(lam=1e-3), dict(lam=1e-6)],
+    "temperature": [dict(temperature=0.7), dict(temperature="fit")],
+}
+
+
+@pytest.mark.parametrize("d", DIMS)
+@pytest.mark.parametrize("fam,notion", SUPPORTED)
+def test_h_matches_brute_force(fam, notion, d):
+    P, y = random_problem(seed=d * 7 + len(fam), n=42, d=d)
+    P_tr, y_tr, P_a, P_b = P[:30], y[:30], P[30:38], P[34:42]
+    for params in PARAMS[fam]:
+        est = cd.make_estimator(fam, notion=notion, **params).fit(P_tr, y_tr)
+        expected = brute_h(fam, est, P_tr, y_tr, P_a, P_b, notion)
+        assert_rel_close(est.h(P_a, P_b), expected, 1e-8)
+        assert_rel_close(est.h_diag(P_a), np.diag(brute_h(fam, est, P_tr, y_tr, P_a, P_a, notion)), 1e-8)
+
+
+@pytest.mark.parametrize("fam,notion", SUPPORTED)
+def test_risk_matches_double_sum(fam, notion):
+    P, y = random_problem(seed=11, n=70, d=4)
+    est = cd.make_estimator(fam, notion=notion).fit(P[:40], y[:40])
+    P_ev, y_ev = P[40:], y[40:]
+    expected = brute.risk(est.h(P_ev, P_ev), brute.residual_matrix(P_ev, y_ev, notion))
+    for route in ("features", "gram", "auto"):
+        got = cd.risk(est, P_ev, y_ev, route=route)
+        assert abs(got - expected) <= 1e-10 * abs(expected), (route, got, expected)
+
+
+def test_pair_loss_with_general_middle_matrix_both_routes():
+    rng = np.random.default_rng(3)
+    U, F = rng.normal(size=(25, 3)), rng.normal(size=(25, 6))
+    A = rng.normal(size=(6, 6))
+    G = A + A.T
+    H, Aij = F @ G @ F.T, U @ U.T
+    off = ~np.eye(25, dtype=bool)
+    expected = np.sum((Aij - H)[off] ** 2)
+    for route in ("features", "gram"):
+        assert abs(pair_loss_sum(U, F, G, route=route) - expected) <= 1e-10 * expected
+
+
+def test_squared_error_and_calibration_error():
+    P, y = random_problem(seed=5, n=60, d=3)
+    est = cd.make_estimator("kkkr", notion="canonical", lam=1e-6).fit(P[:40], y[:40])
+    diag = np.diag(est.h(P[40:], P[40:]))
+    assert est.squared_error(P[40:]) == pytest.approx(diag.mean(), rel=1e-12)
+    assert est.calibration_error(P[40:]) == pytest.approx(np.sqrt(max(0.0, diag.mean())), rel=1e-12)
+
+
+def test_fitted_temperature_minimises_nll():
+    P, y = random_problem(seed=9, n=200, d=4, concentration=0.5)
+    est = cd.make_estimator("temperature", notion="canonical", temperature="fit").fit(P, y)
+    T = est.temperature_
+    best = brute.temperature_nll(P, y, T)
+    for factor in (0.99, 1.01, 0.9, 1.1):
+        assert brute.temperature_nll(P, y, T * factor) > best
+
+
+@pytest.mark.parametrize("fam", ["ukkr", "kkkr"])
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+def test_low_rank_path_is_exact_ridge_of_the_nystroem_kernel(fam, notion):
+    """Forced onto the Nystroem path (exact_max_n below n), the estimator must equal the
+    brute-force ridge estimator with the approximate kernel k~ = k(., C) K_CC^+ k(C, .)."""
+    P, y = random_problem(seed=21, n=46, d=3)
+    P_tr, y_tr, P_a = P[:36], y[:36], P[36:]
+    est = cd.make_estimator(fam, notion=notion, lam=1e-3, exact_max_n=10, n_components=4).fit(P_tr, y_tr)
+    assert est.low_rank_
+    H = est.h(P_a, P_a)
+    expected = 0.0
+    worst_cond = 1.0
+    for j, basis in enumerate(est.bases_):
+        C = basis.centres
+        KCC = brute.gram(C, C, lambda a, b: brute.rbf(a, b, 0.5))
+        eig = np.linalg.eigvalsh(KCC)
+        worst_cond = max(worst_cond, eig.max() / eig[eig > 1e-10 * eig.max()].min())
+        Kpinv = np.linalg.pinv(KCC, rcond=1e-10, hermitian=True)
+
+        def ktilde(a, b, C=C, Kpinv=Kpinv):
+            ka = np.array([brute.rbf(a, c, 0.5) for c in C])
+            kb = np.array([brute.rbf(b, c, 0.5) for c in C])
+            return float(ka @ Kpinv @ kb)
+
+        # one problem at a time: select it by running brute force on that problem alone
+        fn = brute.ukkr_h if fam == "ukkr" else brute.kkkr_h
+        probs_tr = brute.notion_problems(P_tr, y_tr, notion)[j]
+        probs_a = brute.notion_problems(P_a, np.zeros(len(P_a), int), notion)[j]
+        z_tr, t_tr, za = probs_tr[0], probs_tr[2], probs_a[0]
+        n = len(z_tr)
+        U = z_tr - t_tr
+        K = brute.gram(z_tr, z_tr, ktilde)
+        Ka = brute.gram(za, z_tr, ktilde)
+        if fam == "ukkr":
+            W = np.linalg.solve(K + 1e-3 * n * np.eye(n), Ka.T)
+            expected = expected + W.T @ U @ U.T @ W
+        else:
+            Cm = np.linalg.solve(np.kron(K, K) + 1e-3 * n**2 * np.eye(n * n), (U @ U.T).reshape(-1)).reshape(n, n)
+            expected = expected + Ka @ Cm @ Ka.T
+    # The brute force inverts K_CC explicitly, so its own rounding error is about
+    # a small multiple of cond(K_CC) * 1e-16; the implementation never forms that inverse.
+    assert worst_cond < 1e8, worst_cond
+    assert_rel_close(H, expected, max(1e-8, 1e-14 * worst_cond))
+
+
+@pytest.mark.parametrize("fam,notion", SUPPORTED)
+def test_fit_path_equals_individual_fits(fam, notion):
+    P, y = random_problem(seed=4, n=90, d=3)
+    values = {
+        "bins": [3, 10],
+        "kde": [0.5, 0.05, 0.005],
+        "ukkr": [1e-1, 1e-3, 1e-5],
+        "kkkr": [1e-1, 1e-4, 1e-7],
+        "temperature": [0.5, 2.0],
+    }[fam]
+    base = cd.make_estimator(fam, notion=notion)
+    path = base.fit_path(P[:60], y[:60], values)
+    risks = path.risks(P[60:], y[60:])
+    for value, est, r in zip(values, path.estimators, risks):
+        single = cd.make_estimator(fam, notion=notion, **{base.path_param: value}).fit(P[:60], y[:60])
+        assert_rel_close(est.h(P[60:], P[60:]), single.h(P[60:], P[60:]), 1e-12)
+        assert r == pytest.approx(cd.risk(single, P[60:], y[60:]), rel=1e-12)
