@@ -13,7 +13,7 @@ memory stays bounded however large the sets are.
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from ..notions import problems
 from ..simplex import log_clipped
@@ -51,10 +51,14 @@ def kernel_regression(S_query, S_train, T_train, bandwidths):
     block = max(1, _BLOCK_ENTRIES // max(n, 1))
     for s in range(0, m, block):
         S = log_clipped(S_query[s : s + block]) @ S_train.T
+        W = np.empty_like(S)
         for g, b, lb in zip(out, bandwidths, logB):
-            logk = S / b - lb
-            logk -= logsumexp(logk, axis=1, keepdims=True)
-            g[s : s + block] = np.exp(logk) @ T_train
+            # normalised kernel weights in one exp, in place: the block is the hot loop
+            np.multiply(S, 1.0 / b, out=W)
+            W -= lb
+            W -= W.max(axis=1, keepdims=True)
+            np.exp(W, out=W)
+            g[s : s + block] = (W @ T_train) / W.sum(axis=1, keepdims=True)
     return out
 
 
