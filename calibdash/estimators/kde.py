@@ -19,8 +19,12 @@ from ..notions import problems
 from ..simplex import log_clipped
 from .base import CalibrationEstimator, check_positive
 
-# Entries of one (query block x training set) matrix: 32 MB in float64.
-_BLOCK_ENTRIES = 4_000_000
+# Entries of one (query block x training set) matrix. The Beta kernel's passes are
+# memory-bound and want blocks that stay in cache (0.5 MB); the Dirichlet kernel's two
+# products per block want larger blocks (8 MB). Measured on CIFAR-100 folds.
+_BLOCK_ENTRIES_1D = 65_536
+_BLOCK_ENTRIES = 1_000_000
+_LOG_WEIGHT_FLOOR = -60.0
 
 
 def log_beta_function(alpha):
@@ -48,7 +52,8 @@ def kernel_regression(S_query, S_train, T_train, bandwidths):
     m, n = S_query.shape[0], S_train.shape[0]
     logB = [log_beta_function(S_train / b + 1.0) for b in bandwidths]
     out = [np.empty((m, T_train.shape[1])) for _ in bandwidths]
-    block = max(1, _BLOCK_ENTRIES // max(n, 1))
+    entries = _BLOCK_ENTRIES_1D if S_train.shape[1] <= 2 else _BLOCK_ENTRIES
+    block = max(1, entries // max(n, 1))
     for s in range(0, m, block):
         S = log_clipped(S_query[s : s + block]) @ S_train.T
         W = np.empty_like(S)
@@ -57,6 +62,10 @@ def kernel_regression(S_query, S_train, T_train, bandwidths):
             np.multiply(S, 1.0 / b, out=W)
             W -= lb
             W -= W.max(axis=1, keepdims=True)
+            # Floor the log-weights: exp below about -708 gives subnormal numbers, and
+            # arithmetic on those is ~100x slower. A floored weight is 9e-27 of the
+            # largest, so g moves by at most n * 9e-27 relative: below float64 rounding.
+            np.maximum(W, _LOG_WEIGHT_FLOOR, out=W)
             np.exp(W, out=W)
             g[s : s + block] = (W @ T_train) / W.sum(axis=1, keepdims=True)
     return out
