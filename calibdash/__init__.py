@@ -6,6 +6,8 @@ The compute package behind the app; usable from Python and the command line.
 from .estimators import FAMILIES, NOTIONS, CalibrationEstimator, EstimatorPath, make_estimator
 from .risk import risk
 from .simplex import softmax
+from .errors import InputError
+from .loading import Predictions, load_predictions
 
-__all__ = ["softmax", "make_estimator", "risk", "FAMILIES", "NOTIONS", "CalibrationEstimator", "EstimatorPath"]
+__all__ = ["softmax", "make_estimator", "risk", "FAMILIES", "NOTIONS", "CalibrationEstimator", "EstimatorPath", "load_predictions", "Predictions", "InputError"]
 __version__ = "0.1.0"
