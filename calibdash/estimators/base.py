@@ -116,7 +116,7 @@ class CalibrationEstimator(BaseEstimator):
         return float(np.sqrt(max(0.0, self.squared_error(P))))
 
     # -- grids ------------------------------------------------------------------------
-    def fit_path(self, P, y, values):
+    def fit_path(self, P, y, values, cache=None):
         """Fit one estimator per value of ``path_param``, sharing the expensive work.
 
         Parameters
@@ -124,6 +124,9 @@ class CalibrationEstimator(BaseEstimator):
         P, y : training data, as in :meth:`fit`.
         values : sequence
             Values of the family's tuned hyperparameter (``self.path_param``).
+        cache : dict, optional
+            Shared between paths fitted on the same (P, y), so that families with common
+            work (the kernel ridge estimators' eigenbasis) do it once.
 
         Returns
         -------
@@ -137,13 +140,13 @@ class CalibrationEstimator(BaseEstimator):
         estimators = [self.__class__(**{**self.get_params(), self.path_param: v}) for v in values]
         for e in estimators:
             e._validate_params()
-        self._fit_path(estimators, P, y)
+        self._fit_path(estimators, P, y, cache if cache is not None else {})
         for e in estimators:
             e.n_classes_ = P.shape[1]
             e.n_train_ = P.shape[0]
         return EstimatorPath(self.path_param, values, estimators)
 
-    def _fit_path(self, estimators, P, y):
+    def _fit_path(self, estimators, P, y, cache):
         for e in estimators:
             e._fit(P, y)
 

@@ -100,7 +100,7 @@ class KDEEstimator(CalibrationEstimator):
         # The training set itself is the model: centres and targets per problem.
         self.train_ = [(p.S, T) for p, _, T in self._training_problems(P, y)]
 
-    def _fit_path(self, estimators, P, y):
+    def _fit_path(self, estimators, P, y, cache):
         estimators[0]._fit(P, y)
         for e in estimators[1:]:
             e.train_ = estimators[0].train_

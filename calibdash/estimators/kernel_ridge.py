@@ -42,7 +42,11 @@ def rbf_kernel(A, B, gamma):
 class KernelBasis:
     """Eigenbasis of a training kernel, exact or low-rank.
 
-    psi(z) = k(z, centres) @ projection; eigenvalues ``l``; ``QtU`` = Q^T U.
+    psi(z) = k(z, centres) @ projection are the coordinates of k(z) on the kept
+    eigenvectors Q, with eigenvalues ``eigenvalues`` and ``QtU`` = Q^T U. For the exact
+    path, ``U`` holds the training residuals so that the part of k(z) outside span(Q)
+    (the kernel's numerical null space, where the eigenvalues are 0) is accounted for
+    exactly: w(z) = U^T k(z) - QtU^T psi(z). The Nystroem kernel has no such part.
     """
 
     centres: np.ndarray
@@ -51,22 +55,38 @@ class KernelBasis:
     QtU: np.ndarray
     gamma: float
     n_train: int
-    exact: bool
+    U: np.ndarray | None = None
+
+    @property
+    def exact(self):
+        return self.U is not None
 
     @property
     def rank(self):
         return self.eigenvalues.shape[0]
 
-    def psi(self, Z):
-        return rbf_kernel(Z, self.centres, self.gamma) @ self.projection
+    def features(self, Z):
+        """(psi, w): coordinates in the basis and the null-space term (None if low-rank)."""
+        K = rbf_kernel(Z, self.centres, self.gamma)
+        psi = K @ self.projection
+        if self.U is None:
+            return psi, None
+        return psi, K @ self.U - psi @ self.QtU
 
 
 def exact_basis(Z, U, gamma):
-    """Full eigendecomposition of K = k(Z, Z): O(n^3), for small training sets."""
+    """Eigendecomposition of K = k(Z, Z): O(n^3), for small training sets.
+
+    Only the numerical rank is kept (numpy.linalg.matrix_rank's tolerance,
+    l_max * n * eps): smaller eigenvalues are indistinguishable from rounding error and
+    are treated as exactly 0 through the null-space term of :class:`KernelBasis`. A
+    one-dimensional kernel of 2,000 points keeps about ten directions.
+    """
     K = rbf_kernel(Z, Z, gamma)
     l, Q = np.linalg.eigh(K)
-    l = np.maximum(l, 0.0)  # a PSD kernel; negative values are rounding noise
-    return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], True)
+    keep = l > l.max() * Z.shape[0] * np.finfo(np.float64).eps
+    l, Q = l[keep], Q[:, keep]
+    return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], U)
 
 
 def landmarks(Z, gamma, n_components, random_state, rtol=1e-7, block=64):
@@ -118,7 +138,7 @@ def nystroem_basis(Z, U, gamma, n_components, random_state):
     # psi(z) = Q^T k~(z) = diag(s) R^T W^T k(C, z).
     projection = W @ (R * s)
     QtU = (R.T @ (F.T @ U)) / s[:, None]
-    return KernelBasis(C, projection, s2, QtU, gamma, Z.shape[0], False)
+    return KernelBasis(C, projection, s2, QtU, gamma, Z.shape[0])
 
 
 def default_n_components(dim):
@@ -161,8 +181,12 @@ class _KernelRidgeEstimator(CalibrationEstimator):
     def _fit(self, P, y):
         self.bases_ = self._fit_bases(P, y)
 
-    def _fit_path(self, estimators, P, y):
-        bases = self._fit_bases(P, y)
+    def _fit_path(self, estimators, P, y, cache):
+        # UKKR and KKKR with the same kernel share the eigenbasis of the training kernel.
+        key = ("kernel-basis", self.notion, self.gamma, self.exact_max_n, self.n_components, self.random_state)
+        if key not in cache:
+            cache[key] = self._fit_bases(P, y)
+        bases = cache[key]
         for e in estimators:
             e.bases_ = bases
 
@@ -177,8 +201,8 @@ class _KernelRidgeEstimator(CalibrationEstimator):
     @classmethod
     def _path_forms(cls, estimators, P):
         bases = estimators[0].bases_
-        psis = [b.psi(p.Z) for b, p in zip(bases, problems(P, estimators[0].notion))]
-        return [e._form_from_psi(psis) for e in estimators]
+        feats = [b.features(p.Z) for b, p in zip(bases, problems(P, estimators[0].notion))]
+        return cls._forms_from_features(estimators, feats)
 
 
 class UKKREstimator(_KernelRidgeEstimator):
@@ -205,12 +229,17 @@ class UKKREstimator(_KernelRidgeEstimator):
 
     family = "ukkr"
 
-    def _form_from_psi(self, psis):
-        cols = []
-        for b, psi in zip(self.bases_, psis):
-            shrink = 1.0 / (b.eigenvalues + self.lam * b.n_train)
-            cols.append((psi * shrink) @ b.QtU)
-        return np.hstack(cols), None
+    @classmethod
+    def _forms_from_features(cls, estimators, feats):
+        forms = []
+        for e in estimators:
+            cols = []
+            for b, (psi, w) in zip(e.bases_, feats):
+                ridge = e.lam * b.n_train
+                v = (psi / (b.eigenvalues + ridge)) @ b.QtU
+                cols.append(v if w is None else v + w / ridge)
+            forms.append((np.hstack(cols), None))
+        return forms
 
 
 class KKKREstimator(_KernelRidgeEstimator):
@@ -231,9 +260,23 @@ class KKKREstimator(_KernelRidgeEstimator):
 
     family = "kkkr"
 
-    def _form_from_psi(self, psis):
-        Gs = []
-        for b in self.bases_:
-            L = 1.0 / (np.outer(b.eigenvalues, b.eigenvalues) + self.lam * b.n_train**2)
-            Gs.append(L * (b.QtU @ b.QtU.T))
-        return np.hstack(psis), block_diag_or_none(Gs)
+    @classmethod
+    def _forms_from_features(cls, estimators, feats):
+        # One feature matrix for the whole grid (only G depends on lam), so the risk can
+        # reuse its cross-products.
+        F = np.hstack([psi if w is None else np.hstack([psi, w]) for psi, w in feats])
+        bases = estimators[0].bases_
+        MMt = [b.QtU @ b.QtU.T for b in bases]
+        forms = []
+        for e in estimators:
+            Gs = []
+            for b, A, (psi, w) in zip(bases, MMt, feats):
+                ridge = e.lam * b.n_train**2
+                G = A / (np.outer(b.eigenvalues, b.eigenvalues) + ridge)
+                if w is not None:
+                    # Null-space rows and columns: there l_a l_b = 0, so L is 1 / ridge.
+                    M, du = b.QtU, w.shape[1]
+                    G = np.block([[G, M / ridge], [M.T / ridge, np.eye(du) / ridge]])
+                Gs.append(G)
+            forms.append((F, block_diag_or_none(Gs)))
+        return forms
