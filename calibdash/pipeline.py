@@ -18,10 +18,11 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
 
 from .estimators import FAMILIES, make_estimator
 from .estimators.ensemble import FoldEnsemble
-from .loading import canonical_sha256
+from .loading import Predictions, canonical_sha256
 from .notions import validate
 from .result import EvaluationResult
 from .specs import SPECS, combinations, resolve
@@ -117,7 +118,7 @@ def _versions():
 
 def evaluate(
     P,
-    y,
+    y=None,
     notion="canonical",
     estimators=None,
     grids=None,
@@ -131,8 +132,9 @@ def evaluate(
 
     Parameters
     ----------
-    P : array-like of shape (n, d)
-        Predicted probabilities.
+    P : array-like of shape (n, d), or Predictions
+        Predicted probabilities, or what :func:`calibdash.load_predictions` returned
+        (then ``y`` is taken from it and must be None).
     y : array-like of shape (n,)
         True labels.
     notion : {"top-label", "canonical", "classwise"}, default="canonical"
@@ -160,6 +162,12 @@ def evaluate(
     EvaluationResult
     """
     t_start = time.perf_counter()
+    if isinstance(P, Predictions):
+        if y is not None:
+            raise ValueError("Give either a Predictions object or (P, y), not both.")
+        P, y = P.probs, P.labels
+    elif y is None:
+        raise ValueError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
     P, y = validate(P, y)
     names, full_grids = resolve(notion, estimators, grids)
     test, folds = make_split(len(y), test_size, n_folds, random_state)
@@ -218,7 +226,8 @@ def evaluate(
 
         t0 = time.perf_counter()
         members = [fold_out[k][name][c_best][2][v_best] for k in range(n_folds)]
-        fold_sq = np.array([float(np.mean(m.h_diag(P_test))) for m in members])
+        with threadpool_limits(limits=1):
+            fold_sq = np.array([float(np.mean(m.h_diag(P_test))) for m in members])
         models[name] = FoldEnsemble(members)
         seconds[name] += time.perf_counter() - t0
         done += n_folds
@@ -288,4 +297,8 @@ def evaluate(
 
 
 def _run_task(k, P, y, train, val, notion, items):
-    return k, _fold_task(P, y, train, val, notion, items)
+    # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
+    # Dask worker: the thread count changes the rounding of matrix products, and the
+    # same seed must give the same numbers whatever n_jobs.
+    with threadpool_limits(limits=1):
+        return k, _fold_task(P, y, train, val, notion, items)

@@ -1,0 +1,195 @@
+"""Algorithm 1: the steps against a hand-written transcription, known ground truth,
+reproducibility, the result's JSON round trip, progress and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibdash as cd
+from calibdash.pipeline import make_split
+from calibdash.simulation import dirichlet_simulation, simulation_truth
+
+SMALL_GRIDS = {
+    "bins": {"n_bins": [2, 5, 10]},
+    "kde": {"bandwidth": [0.05, 0.2, 1.0]},
+    "ukkr": {"lam": [1e-1, 1e-3, 1e-5]},
+    "kkkr": {"lam": [1e-2, 1e-4, 1e-6]},
+}
+
+
+def small_data(seed=0, n=600, d=4):
+    sim = dirichlet_simulation(n=n, n_classes=d, alpha=0.5, distortion=0.6, random_state=seed)
+    return sim.probs, sim.labels
+
+
+def test_steps_match_a_direct_transcription_of_algorithm_1():
+    P, y = small_data()
+    grid = [2, 5, 10]
+    res = cd.evaluate(P, y, notion="top-label", estimators=["bins"], grids={"bins": {"n_bins": grid}},
+                      n_folds=4, random_state=3)
+    # 1. the seeded split
+    test, folds = make_split(len(y), 0.2, 4, 3)
+    assert len(test) == 120 and sorted(np.concatenate([test] + [v for _, v in folds]).tolist()) == list(range(600))
+    # 2. fold risks for every grid value
+    risks = np.array([[cd.risk(cd.make_estimator("bins", notion="top-label", n_bins=b).fit(P[tr], y[tr]), P[va], y[va])
+                       for b in grid] for tr, va in folds])
+    got = res.curves.pivot(index="fold", columns="value", values="val_risk").to_numpy()
+    np.testing.assert_allclose(got, risks, rtol=1e-12)
+    # 3. selection by mean validation risk
+    best = int(np.argmin(risks.mean(axis=0)))
+    row = res.summary.iloc[0]
+    assert row["params"]["n_bins"] == grid[best]
+    assert row["val_risk"] == pytest.approx(risks[:, best].mean(), rel=1e-12)
+    assert row["val_risk_se"] == pytest.approx(risks[:, best].std(ddof=1) / 2, rel=1e-12)
+    assert row["sqrt_risk_x100"] == pytest.approx(100 * np.sqrt(risks[:, best]).mean(), rel=1e-12)
+    # 4.-5. ensemble of the fold models, estimated on the holdout set
+    fold_sq = np.array([cd.make_estimator("bins", notion="top-label", n_bins=grid[best]).fit(P[tr], y[tr]).squared_error(P[test])
+                        for tr, _ in folds])
+    assert row["squared_estimate"] == pytest.approx(fold_sq.mean(), rel=1e-12)
+    assert row["estimate"] == pytest.approx(np.sqrt(fold_sq.mean()), rel=1e-12)
+    assert row["squared_estimate_se"] == pytest.approx(fold_sq.std(ddof=1) / 2, rel=1e-12)
+    ens = res.models["bins"]
+    assert ens.squared_error(P[test]) == pytest.approx(fold_sq.mean(), rel=1e-12)
+    assert res.best["estimator"] == "bins"
+
+
+@pytest.fixture(scope="module")
+def truth():
+    return simulation_truth()
+
+
+@pytest.mark.parametrize("notion", ["top-label", "canonical"])
+def test_best_estimator_recovers_the_known_truth(notion, truth):
+    """The paper's simulation, n = 10,000: the estimator with the lowest validation risk
+    lies within 3 standard errors (or 0.01) of the true calibration error."""
+    sim = dirichlet_simulation(n=10_000, random_state=2024)
+    res = cd.evaluate(sim.probs, sim.labels, notion=notion, random_state=0)
+    best = res.best
+    tolerance = max(3 * best["estimate_se"], 0.01)
+    assert abs(best["estimate"] - truth[notion]) <= tolerance, (best["estimator"], best["estimate"], truth[notion])
+
+
+def test_same_seed_same_results_whatever_n_jobs():
+    P, y = small_data(seed=1)
+    kw = dict(notion="canonical", estimators=["kde", "ukkr", "kkkr", "temperature"],
+              grids={k: SMALL_GRIDS[k] for k in ("kde", "ukkr", "kkkr")}, random_state=5)
+    a = cd.evaluate(P, y, n_jobs=1, **kw)
+    b = cd.evaluate(P, y, n_jobs=2, **kw)
+    cols = [c for c in a.summary.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(a.summary[cols], b.summary[cols], check_exact=True)
+    pd.testing.assert_frame_equal(a.curves, b.curves, check_exact=True)
+    pd.testing.assert_frame_equal(a.folds, b.folds, check_exact=True)
+    c = cd.evaluate(P, y, n_jobs=1, **kw)
+    pd.testing.assert_frame_equal(a.curves, c.curves, check_exact=True)
+    d = cd.evaluate(P, y, n_jobs=1, **{**kw, "random_state": 6})
+    assert not np.array_equal(a.curves["val_risk"], d.curves["val_risk"])
+
+
+def test_json_round_trip_is_exact():
+    P, y = small_data(seed=2)
+    res = cd.evaluate(P, y, notion="top-label", grids=dict(SMALL_GRIDS), random_state=1)
+    text = res.to_json()
+    back = cd.EvaluationResult.from_json(text)
+    pd.testing.assert_frame_equal(res.summary, back.summary, check_exact=True)
+    pd.testing.assert_frame_equal(res.curves, back.curves, check_exact=True)
+    pd.testing.assert_frame_equal(res.folds, back.folds, check_exact=True)
+    assert back.config == res.config and back.warnings == res.warnings
+    assert back.to_json() == text
+    assert back.best["estimator"] == res.best["estimator"]
+    with pytest.raises(ValueError, match="not a calibdash"):
+        cd.EvaluationResult.from_json('{"hello": 1}')
+    with pytest.raises(ValueError, match="not valid JSON"):
+        cd.EvaluationResult.from_json("{not json")
+
+
+def test_result_contents_and_config():
+    preds = cd.load_predictions(*small_data(seed=3))
+    P, y = preds.probs, preds.labels
+    res = cd.evaluate(preds, notion="top-label", grids=dict(SMALL_GRIDS), random_state=4)
+    assert list(res.summary["estimator"]) == ["15-bins", "bins", "kde", "kkkr", "ukkr", "temperature"]
+    assert res.summary.loc[0, "params"]["n_bins"] == 15  # the fixed baseline is not tuned
+    expected_rows = 5 * (1 + 3 + 3 + 3 + 3 + 1)
+    assert len(res.curves) == expected_rows
+    assert set(res.folds["estimator"]) == set(res.summary["estimator"])
+    cfg = res.config
+    assert cfg["call"]["notion"] == "top-label" and cfg["call"]["random_state"] == 4
+    assert cfg["n"] == 600 and cfg["n_test"] == 120 and sum(cfg["fold_sizes"]) == 480
+    assert cfg["data_sha256"] == preds.sha256
+    assert {"numpy", "scipy", "scikit-learn", "calibdash"} <= set(cfg["versions"])
+    rerun = cd.evaluate(P, y, **cfg["call"])
+    pd.testing.assert_frame_equal(rerun.curves, res.curves, check_exact=True)
+
+
+def test_partial_grid_override_keeps_other_defaults():
+    P, y = small_data(seed=4)
+    res = cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], grids={"bins": {"n_bins": [3, 6, 9]}})
+    grids = res.config["call"]["grids"]
+    assert grids["bins"]["n_bins"] == [3, 6, 9] and grids["bins"]["strategy"] == ["uniform"]
+    assert grids["kde"] == cd.grids.default_grid("kde", "top-label")
+
+
+def test_selection_at_the_edge_of_the_grid_is_reported():
+    # confidence spread over [1/2, 1] but accuracy 1/2 everywhere: the gap c - 1/2 grows
+    # with c, so finer bins are better and the largest grid value wins
+    rng = np.random.default_rng(5)
+    c = rng.uniform(0.5, 1.0, 3000)
+    P = np.column_stack([c, 1 - c])
+    y = (rng.random(3000) < 0.5).astype(int)
+    res = cd.evaluate(P, y, notion="top-label", estimators=["bins"], grids={"bins": {"n_bins": [1, 2, 3]}})
+    row = res.summary.iloc[0]
+    assert row["params"]["n_bins"] == 3 and row["at_grid_edge"]
+    assert any("n_bins = 3 lies at the high edge" in w for w in res.warnings)
+
+
+def test_progress_is_reported_to_completion():
+    P, y = small_data(seed=6)
+    calls = []
+    cd.evaluate(P, y, notion="canonical", estimators=["kde", "temperature"], grids={"kde": {"bandwidth": [0.1, 1.0]}},
+                progress=lambda done, total, msg: calls.append((done, total, msg)))
+    dones = [c[0] for c in calls]
+    assert dones == sorted(dones) and dones[0] == 0
+    assert calls[-1][0] == calls[-1][1] and calls[-1][2] == "done"
+    assert len({c[1] for c in calls}) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        (dict(estimators=["histogram"]), "Unknown estimator 'histogram'"),
+        (dict(notion="canonical", estimators=["bins"]), "does not support the 'canonical' notion"),
+        (dict(estimators=["kde"], grids={"bins": {"n_bins": [3]}}), "not among the estimators to run"),
+        (dict(estimators=["kde"], grids={"kde": {"bandwith": [0.1]}}), "valid parameters: 'bandwidth'"),
+        (dict(estimators=["kde"], grids={"kde": {"bandwidth": []}}), "gives no values"),
+        (dict(test_size=1.5), "test_size must lie strictly between 0 and 1"),
+        (dict(n_folds=1), "n_folds must be an integer of at least 2"),
+    ],
+)
+def test_bad_configuration_is_refused_clearly(kwargs, message):
+    P, y = small_data(seed=7, n=100)
+    with pytest.raises(ValueError, match=message):
+        cd.evaluate(P, y, **kwargs)
+
+
+def test_too_few_rows_is_refused_clearly():
+    P, y = small_data(seed=8, n=12)
+    with pytest.raises(ValueError, match="too few"):
+        cd.evaluate(P, y, notion="top-label", estimators=["bins"], n_folds=5)
+
+
+def test_dask_cluster_gives_the_same_numbers():
+    import distributed
+    import joblib
+
+    P, y = small_data(seed=9)
+    kw = dict(notion="top-label", estimators=["bins", "kde", "ukkr"], grids={k: SMALL_GRIDS[k] for k in ("bins", "kde", "ukkr")})
+    local = cd.evaluate(P, y, **kw)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        with joblib.parallel_config(backend="dask"):
+            remote = cd.evaluate(P, y, n_jobs=-1, **kw)
+        assert client.scheduler_info()["workers"]
+    cols = [c for c in local.summary.columns if c != "seconds"]
+    pd.testing.assert_frame_equal(local.summary[cols], remote.summary[cols], check_exact=True)
+    pd.testing.assert_frame_equal(local.curves, remote.curves, check_exact=True)
