@@ -172,3 +172,25 @@ def test_fit_path_equals_individual_fits(fam, notion):
         single = cd.make_estimator(fam, notion=notion, **{base.path_param: value}).fit(P[:60], y[:60])
         assert_rel_close(est.h(P[60:], P[60:]), single.h(P[60:], P[60:]), 1e-12)
         assert r == pytest.approx(cd.risk(single, P[60:], y[60:]), rel=1e-12)
+
+
+@pytest.mark.parametrize("fam,notion", [s for s in SUPPORTED if s[0] != "kkkr"])
+def test_recalibration_map_is_z_minus_v(fam, notion):
+    P, y = random_problem(seed=13, n=60, d=3)
+    est = cd.make_estimator(fam, notion=notion).fit(P[:40], y[:40])
+    g = est.recalibration(P[40:])
+    H = est.h(P[40:], P[40:])
+    from calibdash.notions import problems
+
+    Z = np.hstack([p.Z for p in problems(P[40:], notion)])
+    # h(z, z) = ||z - g(z)||^2 for a plug-in
+    np.testing.assert_allclose(np.sum((Z - g) ** 2, axis=1), np.diag(H), rtol=1e-10, atol=1e-15)
+    if fam == "kde" and notion == "canonical":
+        np.testing.assert_allclose(g.sum(axis=1), 1.0, rtol=1e-12)  # a probability vector
+
+
+def test_kkkr_has_no_recalibration_map():
+    P, y = random_problem(seed=14, n=40, d=3)
+    est = cd.make_estimator("kkkr", notion="canonical").fit(P, y)
+    with pytest.raises(ValueError, match="not a plug-in"):
+        est.recalibration(P)

@@ -94,6 +94,20 @@ class CalibrationEstimator(BaseEstimator):
         P = self._check_fitted(P)
         return self._bilinear_form(P)
 
+    def recalibration(self, P):
+        """The recalibrated values g(z) = z - v(z) of a plug-in estimator h = <v, v'>.
+
+        Returns (n, 1) for top-label (the estimated probability of being correct given the
+        confidence) and (n, d) for canonical and classwise. The Kronecker estimator is not
+        a plug-in and has no such map.
+        """
+        F, G = self.bilinear_form(P)
+        if G is not None:
+            raise ValueError(f"The {self.family!r} estimator is not a plug-in, so it has no recalibration map.")
+        P = self._check_fitted(P)
+        Z = np.hstack([p.Z for p in problems(P, self.notion)])
+        return Z - F
+
     def h(self, P_a, P_b):
         """Matrix of h(z_a, z_b) for all pairs of rows; meant for small inputs and tests."""
         Fa, G = self.bilinear_form(P_a)

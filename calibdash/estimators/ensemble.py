@@ -29,6 +29,14 @@ class FoldEnsemble:
         Gs = [G if G is not None else np.eye(F.shape[1]) for F, G in forms]
         return np.hstack([F for F, _ in forms]), block_diag_or_none(Gs) / k
 
+    @property
+    def family(self):
+        return self.estimators[0].family
+
+    def recalibration(self, P):
+        """Mean of the members' recalibration maps (plug-in families only)."""
+        return np.mean([e.recalibration(P) for e in self.estimators], axis=0)
+
     def h(self, P_a, P_b):
         return sum(e.h(P_a, P_b) for e in self.estimators) / len(self.estimators)
 
