@@ -194,3 +194,15 @@ def test_kkkr_has_no_recalibration_map():
     est = cd.make_estimator("kkkr", notion="canonical").fit(P, y)
     with pytest.raises(ValueError, match="not a plug-in"):
         est.recalibration(P)
+
+
+def test_shared_feature_loss_equals_the_direct_route():
+    from calibdash.risk import SharedFeatureLoss, pair_loss_sum
+
+    rng = np.random.default_rng(8)
+    U, F = rng.normal(size=(30, 3)), rng.normal(size=(30, 12))
+    shared = SharedFeatureLoss(U, F)
+    for _ in range(3):
+        A = rng.normal(size=(12, 12))
+        G = A + A.T
+        assert shared(G) == pytest.approx(pair_loss_sum(U, F, G, route="gram") / (30 * 29), rel=1e-12)

@@ -200,8 +200,8 @@ class EstimatorPath:
 
     def risks(self, P, y):
         """Eq. (20) of every estimator on held-out (P, y)."""
-        from ..risk import risk_from_features
+        from ..risk import path_risks
 
         P, y = validate(P, y)
         U = residuals(P, y, self.estimators[0].notion)
-        return np.array([risk_from_features(U, F, G) for F, G in self.bilinear_forms(P)])
+        return path_risks(U, self.bilinear_forms(P))

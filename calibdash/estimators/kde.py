@@ -12,6 +12,8 @@ memory stays bounded however large the sets are.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.special import gammaln
 
@@ -32,26 +34,50 @@ def log_beta_function(alpha):
     return gammaln(alpha).sum(axis=1) - gammaln(alpha.sum(axis=1))
 
 
-def kernel_regression(S_query, S_train, T_train, bandwidths):
-    """Dirichlet-kernel regression of ``T_train`` at the query points, for each bandwidth.
+@dataclass(frozen=True)
+class KernelCentres:
+    """Training points of a kernel regression. One-hot targets (the canonical notion) are
+    kept as label-sorted centres with the offsets of each label's run, not as an n x d
+    matrix: then W @ T is a sum of W's columns per label, cheaper as a reduceat than as a
+    product, and the fitted model is half the size."""
+
+    S: np.ndarray
+    T: np.ndarray | None = None  # targets, when they are not one-hot
+    present: np.ndarray | None = None  # labels that occur, sorted
+    starts: np.ndarray | None = None  # first row of each present label in S
+    n_targets: int = 1
+
+    @classmethod
+    def from_targets(cls, S, T):
+        if T.shape[1] > 1 and bool(np.all(T.sum(axis=1) == 1)) and bool(np.all((T == 0) | (T == 1))):
+            labels = T.argmax(axis=1)
+            order = np.argsort(labels, kind="stable")
+            present, starts = np.unique(labels[order], return_index=True)
+            return cls(S[order], None, present, starts, T.shape[1])
+        return cls(S, T, n_targets=T.shape[1])
+
+
+def kernel_regression(S_query, centres, bandwidths):
+    """Dirichlet-kernel regression of the training targets at the query points, for each
+    bandwidth.
 
     Parameters
     ----------
     S_query : ndarray (m, k)
         Query points on the simplex.
-    S_train : ndarray (n, k)
-        Training points on the simplex (the kernels' centres).
-    T_train : ndarray (n, t)
-        Training targets.
+    centres : KernelCentres
+        Training points on the simplex (the kernels' centres) and their targets.
     bandwidths : sequence of float
 
     Returns
     -------
     list of ndarray (m, t), one per bandwidth.
     """
+    S_train = centres.S
     m, n = S_query.shape[0], S_train.shape[0]
+    onehot = centres.T is None
     logB = [log_beta_function(S_train / b + 1.0) for b in bandwidths]
-    out = [np.empty((m, T_train.shape[1])) for _ in bandwidths]
+    out = [np.zeros((m, centres.n_targets)) for _ in bandwidths]
     entries = _BLOCK_ENTRIES_1D if S_train.shape[1] <= 2 else _BLOCK_ENTRIES
     block = max(1, entries // max(n, 1))
     for s in range(0, m, block):
@@ -67,7 +93,12 @@ def kernel_regression(S_query, S_train, T_train, bandwidths):
             # largest, so g moves by at most n * 9e-27 relative: below float64 rounding.
             np.maximum(W, _LOG_WEIGHT_FLOOR, out=W)
             np.exp(W, out=W)
-            g[s : s + block] = (W @ T_train) / W.sum(axis=1, keepdims=True)
+            if onehot:
+                sums = np.add.reduceat(W, centres.starts, axis=1)
+                # the class sums add up to the normaliser
+                g[s : s + block, centres.present] = sums / sums.sum(axis=1, keepdims=True)
+            else:
+                g[s : s + block] = (W @ centres.T) / W.sum(axis=1, keepdims=True)
     return out
 
 
@@ -98,7 +129,7 @@ class KDEEstimator(CalibrationEstimator):
 
     def _fit(self, P, y):
         # The training set itself is the model: centres and targets per problem.
-        self.train_ = [(p.S, T) for p, _, T in self._training_problems(P, y)]
+        self.train_ = [KernelCentres.from_targets(p.S, T) for p, _, T in self._training_problems(P, y)]
 
     def _fit_path(self, estimators, P, y, cache):
         estimators[0]._fit(P, y)
@@ -112,7 +143,7 @@ class KDEEstimator(CalibrationEstimator):
     def _path_forms(cls, estimators, P):
         bandwidths = [float(e.bandwidth) for e in estimators]
         per_problem = []
-        for problem, (S_train, T_train) in zip(problems(P, estimators[0].notion), estimators[0].train_):
-            gs = kernel_regression(problem.S, S_train, T_train, bandwidths)
+        for problem, centres in zip(problems(P, estimators[0].notion), estimators[0].train_):
+            gs = kernel_regression(problem.S, centres, bandwidths)
             per_problem.append([problem.Z - g for g in gs])
         return [(np.hstack([vs[i] for vs in per_problem]), None) for i in range(len(estimators))]
