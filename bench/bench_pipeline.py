@@ -32,48 +32,11 @@ PY = sys.executable
 _PRELUDE = f"""
 import json, sys, time
 sys.path.insert(0, {str(ROOT)!r})
+sys.path.insert(0, {str(HERE)!r})
 import numpy as np
 import calibdash as cd
 from calibdash.simulation import dirichlet_simulation
-
-import os, threading
-
-def _tree_rss_kib():
-    """Resident memory of this process and all its descendants (joblib workers)."""
-    parent = {}
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-                parent[int(pid)] = int(fields[1])
-            except OSError:
-                pass
-    tree, frontier = {os.getpid()}, [os.getpid()]
-    while frontier:
-        kids = [p for p, pp in parent.items() if pp in frontier]
-        tree.update(kids)
-        frontier = kids
-    total = 0
-    for pid in tree:
-        try:
-            for line in open(f"/proc/{pid}/status"):
-                if line.startswith("VmRSS:"):
-                    total += int(line.split()[1])
-        except OSError:
-            pass
-    return total
-
-_PEAK = [0]
-def _sample():
-    while True:
-        _PEAK[0] = max(_PEAK[0], _tree_rss_kib())
-        time.sleep(0.05)
-threading.Thread(target=_sample, daemon=True).start()
-
-def peak_mib():
-    """Peak of the summed resident memory of the process tree, sampled every 50 ms."""
-    _PEAK[0] = max(_PEAK[0], _tree_rss_kib())
-    return _PEAK[0] / 1024
+from _procmem import peak_mib
 """
 
 

@@ -50,9 +50,10 @@ def top_label(P):
     k = np.argmax(P, axis=1)  # ties go to the first index, numpy's convention
     rows = np.arange(P.shape[0])
     c = P[rows, k]
-    others = P.copy()
-    others[rows, k] = 0.0
-    return c, others.sum(axis=1), k
+    # a boolean mask is an eighth of a copy of P (which is 320 MB at 40,000 x 1,000)
+    others = np.ones(P.shape, dtype=bool)
+    others[rows, k] = False
+    return c, np.sum(P, axis=1, where=others), k
 
 
 def problems(P, notion):

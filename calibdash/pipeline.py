@@ -221,10 +221,11 @@ def evaluate(
         report(f"fold {k + 1}/{n_folds}: {', '.join(out)} validated")
 
     # Selection by mean validation risk, then the holdout diagonals of the chosen models.
-    chosen_index = {}
+    # risks[name][fold, combination of fixed parameters, tuned value]
+    risks, chosen_index = {}, {}
     for name in names:
-        risks = np.array([[r for _, r, _ in fold_out[k][name]] for k in range(n_folds)])
-        c_best, v_best = np.unravel_index(int(np.argmin(risks.mean(axis=0))), risks.shape[1:])
+        risks[name] = np.array([[r for _, r, _ in fold_out[k][name]] for k in range(n_folds)])
+        c_best, v_best = np.unravel_index(int(np.argmin(risks[name].mean(axis=0))), risks[name].shape[1:])
         chosen_index[name] = (int(c_best), int(v_best))
     holdout_jobs, keys = [], []
     for name in names:
@@ -251,8 +252,6 @@ def evaluate(
         spec, path_param = SPECS[name], _tuned_param(name)
         values = full_grids[name][path_param]
         combos = [combo for combo, _, _ in fold_out[0][name]]
-        # risks[fold, combo, value]
-        risks = np.array([[r for _, r, _ in fold_out[k][name]] for k in range(n_folds)])
         for k in range(n_folds):
             for c, combo in enumerate(combos):
                 for v, value in enumerate(values):
@@ -264,12 +263,12 @@ def evaluate(
                             "value": value,
                             "fixed": _format_params(combo),
                             "fold": k,
-                            "val_risk": float(risks[k, c, v]),
+                            "val_risk": float(risks[name][k, c, v]),
                         }
                     )
         c_best, v_best = chosen_index[name]
         chosen = {**combos[c_best], path_param: values[v_best]}
-        fold_risks = risks[:, c_best, v_best]
+        fold_risks = risks[name][:, c_best, v_best]
         fold_sq = np.array([float(np.mean(diags[name, k])) for k in range(n_folds)])
         if keep_models:
             models[name] = FoldEnsemble([members[name][k] for k in range(n_folds)])
@@ -288,7 +287,7 @@ def evaluate(
                     f"extend the grid (grids={{'{name}': {{'{param}': [...]}}}})."
                 )
         squared = float(fold_sq.mean())
-        k = n_folds
+        root_k = np.sqrt(n_folds)
         summary_rows.append(
             {
                 "estimator": name,
@@ -296,13 +295,13 @@ def evaluate(
                 "hyperparameters": _format_params(chosen),
                 "params": chosen,
                 "val_risk": float(fold_risks.mean()),
-                "val_risk_se": float(fold_risks.std(ddof=1) / np.sqrt(k)),
+                "val_risk_se": float(fold_risks.std(ddof=1) / root_k),
                 "sqrt_risk_x100": float(np.mean(np.sqrt(fold_risks)) * 100),
-                "sqrt_risk_x100_se": float(np.std(np.sqrt(fold_risks), ddof=1) / np.sqrt(k) * 100),
+                "sqrt_risk_x100_se": float(np.std(np.sqrt(fold_risks), ddof=1) / root_k * 100),
                 "estimate": float(np.sqrt(max(0.0, squared))),
-                "estimate_se": float(np.std(np.sqrt(np.maximum(fold_sq, 0.0)), ddof=1) / np.sqrt(k)),
+                "estimate_se": float(np.std(np.sqrt(np.maximum(fold_sq, 0.0)), ddof=1) / root_k),
                 "squared_estimate": squared,
-                "squared_estimate_se": float(fold_sq.std(ddof=1) / np.sqrt(k)),
+                "squared_estimate_se": float(fold_sq.std(ddof=1) / root_k),
                 "at_grid_edge": bool(edges),
                 "seconds": float(seconds[name]),
             }

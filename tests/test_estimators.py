@@ -206,3 +206,4 @@ def test_shared_feature_loss_equals_the_direct_route():
         A = rng.normal(size=(12, 12))
         G = A + A.T
         assert shared(G) == pytest.approx(pair_loss_sum(U, F, G, route="gram") / (30 * 29), rel=1e-12)
+

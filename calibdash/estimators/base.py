@@ -76,9 +76,16 @@ class CalibrationEstimator(BaseEstimator):
         return self
 
     def _training_problems(self, P, y):
-        """(Problem, residual block, target block) for each problem of the notion."""
+        """(Problem, residual block, target block) for each problem of the notion; computed
+        once per :meth:`fit_path`, however many grid values it fits."""
+        memo = getattr(self, "_problems_memo", None)
+        if memo is not None and "problems" in memo:
+            return memo["problems"]
         U = residuals(P, y, self.notion)
-        return list(zip(problems(P, self.notion), problem_residuals(U, self.notion), problem_targets(P, y, self.notion)))
+        out = list(zip(problems(P, self.notion), problem_residuals(U, self.notion), problem_targets(P, y, self.notion)))
+        if memo is not None:
+            memo["problems"] = out
+        return out
 
     def _check_fitted(self, P):
         if not hasattr(self, "n_classes_"):
@@ -154,7 +161,14 @@ class CalibrationEstimator(BaseEstimator):
         estimators = [self.__class__(**{**self.get_params(), self.path_param: v}) for v in values]
         for e in estimators:
             e._validate_params()
-        self._fit_path(estimators, P, y, cache if cache is not None else {})
+        memo = {}
+        for e in (self, *estimators):
+            e._problems_memo = memo
+        try:
+            self._fit_path(estimators, P, y, cache if cache is not None else {})
+        finally:
+            for e in (self, *estimators):
+                del e._problems_memo
         for e in estimators:
             e.n_classes_ = P.shape[1]
             e.n_train_ = P.shape[0]

@@ -19,14 +19,43 @@ from .base import CalibrationEstimator, check_positive
 _LOG_BETA_BOUNDS = (np.log(1e-3), np.log(1e3))
 
 
-def fit_temperature(P, y):
-    """Temperature T minimising the negative log-likelihood of softmax(log p / T)."""
+def fit_temperature(P, y, max_iter=50):
+    """Temperature T minimising the negative log-likelihood of softmax(log p / T).
+
+    The NLL is convex in beta = 1/T with derivative mean(E_q[l] - l_y) and second
+    derivative mean(Var_q[l]) (q = softmax(beta l)), so safeguarded Newton steps converge
+    in a handful of passes over the data; Brent's method on the bracket is the fallback.
+    """
     L = log_clipped(P)
     rows = np.arange(P.shape[0])
+    Ly = L[rows, y]
+    lo, hi = np.exp(_LOG_BETA_BOUNDS)
+
+    def derivatives(beta):
+        Z = L * beta
+        Z -= Z.max(axis=1, keepdims=True)
+        np.exp(Z, out=Z)
+        Z /= Z.sum(axis=1, keepdims=True)
+        m1 = np.einsum("ij,ij->i", Z, L)
+        m2 = np.einsum("ij,ij->i", Z, L * L)
+        return float(np.mean(m1 - Ly)), float(np.mean(np.maximum(m2 - m1 * m1, 0.0)))
+
+    beta = 1.0
+    for _ in range(max_iter):
+        grad, curv = derivatives(beta)
+        if curv <= 0:
+            break
+        step = grad / curv
+        new = min(max(beta - step, beta / 4, lo), beta * 4, hi)
+        if abs(new - beta) <= 1e-12 * beta:
+            return float(1.0 / new)
+        beta = new
+    else:
+        return float(1.0 / beta)
 
     def nll(log_beta):
         Z = L * np.exp(log_beta)
-        return float(np.mean(logsumexp(Z, axis=1) - Z[rows, y]))
+        return float(np.mean(logsumexp(Z, axis=1) - Ly))
 
     res = minimize_scalar(nll, bounds=_LOG_BETA_BOUNDS, method="bounded", options={"xatol": 1e-10})
     return float(np.exp(-res.x))
