@@ -7,7 +7,9 @@ The authors' published code writes the ridge as c * n^0.75 (two-step) and c * n^
 (Kronecker) instead (design note, section 7); their c corresponds to
 lam = c * n^-0.25 and lam = c * n^-0.5 respectively. For n = 6,400 (5 folds of an
 8,000-row optimisation set) that is lam ~ 0.11 c and lam ~ 0.0125 c; the grids below
-cover the span of their c grids at that size, in half-decade (UKKR) or decade (KKKR) steps.
+cover the span of their c grids at that size, in half-decade (UKKR) or decade (KKKR) steps,
+and reach two decades lower for canonical calibration, where the paper's simulation selects
+values at the low end.
 """
 
 from __future__ import annotations
@@ -24,12 +26,12 @@ _GRIDS = {
     "kde": {"any": {"bandwidth": _KDE_BANDWIDTHS}},
     "ukkr": {
         "top-label": {"lam": np.logspace(0, -10, 11).tolist()},
-        "canonical": {"lam": np.logspace(2, -6, 17).tolist()},
+        "canonical": {"lam": np.logspace(2, -8, 21).tolist()},
         "classwise": {"lam": np.logspace(0, -10, 11).tolist()},
     },
     "kkkr": {
         "top-label": {"lam": np.logspace(-2, -16, 15).tolist()},
-        "canonical": {"lam": np.logspace(4, -10, 15).tolist()},
+        "canonical": {"lam": np.logspace(4, -12, 17).tolist()},
         "classwise": {"lam": np.logspace(-2, -16, 15).tolist()},
     },
     "temperature": {"any": {"temperature": ["fit"]}},
