@@ -89,54 +89,61 @@ def exact_basis(Z, U, gamma):
     return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], U)
 
 
-def landmarks(Z, gamma, n_components, random_state, rtol=1e-7, block=64):
-    """Nystroem centres chosen by block randomly pivoted Cholesky (Chen, Epperly, Tropp &
-    Webber 2022).
+def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, block=64):
+    """Low-rank factor F (n, r) of the RBF kernel, K ~ F F^T, by block randomly pivoted
+    Cholesky (Chen, Epperly, Tropp & Webber 2022).
 
-    Centres are drawn in proportion to the diagonal of the residual kernel K - K~, i.e.
+    Pivots are drawn in proportion to the diagonal of the residual kernel K - F F^T, i.e.
     where the current approximation is worst, so sparse regions of the simplex get
     centres and near-duplicate confident predictions do not crowd them out. Drawing
     stops when the residual trace falls below ``rtol * n`` (the approximation is then
-    uniformly good: |K - K~|_ij <= max residual diagonal) or at ``n_components`` centres.
+    uniformly good: |K - K~|_ij <= max residual diagonal) or at ``n_components`` pivots.
+    F F^T is the Nystroem approximation on the pivots C, and F = k(Z, C) A with the
+    coefficients A tracked along, so that new points get consistent features k(z, C) A.
+
+    Returns
+    -------
+    C : ndarray (m, dz), the pivots (centres); F : ndarray (n, r); A : ndarray (m, r)
     """
     n = Z.shape[0]
     rng = np.random.default_rng(random_state)
     resid = np.ones(n)  # k(z, z) = 1 for the RBF kernel
     F = np.empty((n, 0))
+    A = np.empty((0, 0))
     chosen = []
     while len(chosen) < n_components:
         total = resid.sum()
         if total <= rtol * n:
             break
-        b = min(block, n_components - len(chosen))
-        S = np.unique(rng.choice(n, size=b, p=resid / total))
-        G = rbf_kernel(Z, Z[S], gamma) - F @ F[S].T
+        S = np.unique(rng.choice(n, size=min(block, n_components - len(chosen)), p=resid / total))
+        FS = F[S]
+        G = rbf_kernel(Z, Z[S], gamma) - F @ FS.T
         lh, Vh = np.linalg.eigh(G[S])
         keep = lh > _EIG_RTOL * max(lh.max(), 1e-300)
         if not keep.any():
             break
-        Fb = G @ (Vh[:, keep] / np.sqrt(lh[keep]))
+        T = Vh[:, keep] / np.sqrt(lh[keep])
+        # G = k(Z, C u S) [[-A F[S]^T], [I]], so the new columns G T have coefficients
+        # [[-A F[S]^T T], [T]] on the enlarged set of centres.
+        A = np.block([[A, -(A @ FS.T) @ T], [np.zeros((len(S), A.shape[1])), T]])
+        Fb = G @ T
         F = np.hstack([F, Fb])
         resid = np.maximum(resid - np.einsum("ij,ij->i", Fb, Fb), 0.0)
         resid[S] = 0.0
         chosen.extend(S.tolist())
-    return Z[np.sort(np.array(chosen, dtype=np.int64))]
+    return Z[np.array(chosen, dtype=np.int64)], F, A
 
 
 def nystroem_basis(Z, U, gamma, n_components, random_state):
-    """Eigenbasis of the Nystroem kernel F F^T, F = k(Z, C) W, in O(n m^2)."""
-    C = landmarks(Z, gamma, n_components, random_state)
-    lm, Vm = np.linalg.eigh(rbf_kernel(C, C, gamma))
-    keep = lm > _EIG_RTOL * lm.max()
-    W = Vm[:, keep] / np.sqrt(lm[keep])
-    F = rbf_kernel(Z, C, gamma) @ W
+    """Eigenbasis of the Nystroem kernel F F^T from randomly pivoted Cholesky, O(n m^2)."""
+    C, F, A = randomly_pivoted_cholesky(Z, gamma, n_components, random_state)
     s2, R = np.linalg.eigh(F.T @ F)
     keep = s2 > _EIG_RTOL * s2.max()
     s2, R = s2[keep], R[:, keep]
     s = np.sqrt(s2)
     # Q = F R diag(1/s) are the eigenvectors of F F^T with eigenvalues s^2, and
-    # psi(z) = Q^T k~(z) = diag(s) R^T W^T k(C, z).
-    projection = W @ (R * s)
+    # psi(z) = Q^T k~(z) = diag(s) R^T A^T k(C, z).
+    projection = A @ (R * s)
     QtU = (R.T @ (F.T @ U)) / s[:, None]
     return KernelBasis(C, projection, s2, QtU, gamma, Z.shape[0])
 
