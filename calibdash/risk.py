@@ -72,16 +72,12 @@ def _feature_route(U, F, G):
     UtU = U.T @ U
     uu = np.einsum("ij,ij->i", U, U)
     if G is None:
-        FtU = F.T @ U
-        FtF = F.T @ F
-        ff = np.einsum("ij,ij->i", F, F)
-        full = np.sum(UtU * UtU) - 2.0 * np.sum(FtU * FtU) + np.sum(FtF * FtF)
-    else:
-        FtU = F.T @ U
-        FtF = F.T @ F
-        GC = G @ FtF
-        ff = np.einsum("ij,ij->i", F @ G, F)
-        full = np.sum(UtU * UtU) - 2.0 * np.sum((G @ FtU) * FtU) + np.sum(GC * GC.T)
+        return _plug_in_feature_loss(U, float(np.sum(UtU * UtU)), uu, F)
+    FtU = F.T @ U
+    FtF = F.T @ F
+    GC = G @ FtF
+    ff = np.einsum("ij,ij->i", F @ G, F)
+    full = np.sum(UtU * UtU) - 2.0 * np.sum((G @ FtU) * FtU) + np.sum(GC * GC.T)
     return float(full - np.sum((uu - ff) ** 2))
 
 
@@ -119,19 +115,36 @@ class SharedFeatureLoss:
         return float(full - np.sum((self.uu - ff) ** 2)) / (self.n * (self.n - 1))
 
 
+def _plug_in_feature_loss(U, UtU_sq, uu, V):
+    """The plug-in pair loss by the feature route, with the residual terms given."""
+    UtV = U.T @ V
+    VtV = V.T @ V
+    vv = np.einsum("ij,ij->i", V, V)
+    full = UtU_sq - 2.0 * np.sum(UtV * UtV) + np.sum(VtV * VtV)
+    return float(full - np.sum((uu - vv) ** 2))
+
+
 def path_risks(U, forms):
-    """Eq. (20) for each (F, G) of a path, sharing the work of forms that share F."""
-    if len(U) < 2:
+    """Eq. (20) for each (F, G) of a path, sharing the work the forms have in common:
+    the residual terms always, and the feature cross-products of forms that share F."""
+    n, d = U.shape
+    if n < 2:
         raise ValueError("The risk needs at least 2 held-out rows (it averages over pairs).")
     shared = {}
+    residual_terms = None
     out = []
     for F, G in forms:
-        n, d, r = U.shape[0], U.shape[1], F.shape[1]
+        r = F.shape[1]
         reuse = G is not None and sum(f is F for f, _ in forms) > 1
         if reuse and _gram_route_cost(n, d, r, True) >= r**3 + n * r**2:
             if id(F) not in shared:
                 shared[id(F)] = SharedFeatureLoss(U, F)
             out.append(shared[id(F)](G))
+        elif G is None and _feature_route_cost(n, d, r, False) <= _gram_route_cost(n, d, r, False):
+            if residual_terms is None:
+                UtU = U.T @ U
+                residual_terms = (float(np.sum(UtU * UtU)), np.einsum("ij,ij->i", U, U))
+            out.append(_plug_in_feature_loss(U, *residual_terms, F) / (n * (n - 1)))
         else:
             out.append(risk_from_features(U, F, G))
     return np.array(out)
