@@ -207,3 +207,16 @@ def test_shared_feature_loss_equals_the_direct_route():
         G = A + A.T
         assert shared(G) == pytest.approx(pair_loss_sum(U, F, G, route="gram") / (30 * 29), rel=1e-12)
 
+
+
+def test_ukkr_path_risk_from_cross_products_equals_direct_risk():
+    """With many classes and a low-rank basis the UKKR path computes its risks from r x r
+    cross-products; they must equal the generic computation."""
+    P, y = random_problem(seed=15, n=100, d=30, concentration=0.3)
+    lams = [1e-1, 1e-3, 1e-5]
+    path = cd.make_estimator("ukkr", notion="canonical", exact_max_n=10, n_components=5).fit_path(P[:40], y[:40], lams)
+    b = path.estimators[0].bases_[0]
+    n, d, r = 60, 30, b.rank
+    assert n * r * r + r**3 < n * r * d + 2 * n * d * d  # the structured route is taken
+    for est, got in zip(path.estimators, path.risks(P[40:], y[40:])):
+        assert got == pytest.approx(cd.risk(est, P[40:], y[40:]), rel=1e-10)

@@ -182,6 +182,12 @@ class CalibrationEstimator(BaseEstimator):
     def _path_forms(cls, estimators, P):
         return [e._bilinear_form(P) for e in estimators]
 
+    @classmethod
+    def _path_risks(cls, estimators, P, U):
+        from ..risk import path_risks
+
+        return path_risks(U, cls._path_forms(estimators, P))
+
 
 class EstimatorPath:
     """Fitted estimators along one hyperparameter, sharing the work a grid allows.
@@ -214,8 +220,8 @@ class EstimatorPath:
 
     def risks(self, P, y):
         """Eq. (20) of every estimator on held-out (P, y)."""
-        from ..risk import path_risks
-
         P, y = validate(P, y)
-        U = residuals(P, y, self.estimators[0].notion)
-        return path_risks(U, self.bilinear_forms(P))
+        first = self.estimators[0]
+        P = first._check_fitted(P)
+        U = residuals(P, y, first.notion)
+        return type(first)._path_risks(self.estimators, P, U)

@@ -237,6 +237,34 @@ class UKKREstimator(_KernelRidgeEstimator):
     family = "ukkr"
 
     @classmethod
+    def _path_risks(cls, estimators, P, U):
+        bases = estimators[0].bases_
+        b = bases[0]
+        n, d = U.shape
+        r = b.rank
+        # With many classes the risk is cheaper from r x r cross-products, computed once
+        # for the whole grid, than from the n x d features V = psi D M of every value.
+        structured = len(bases) == 1 and not b.exact and n * r * r + r**3 < n * r * d + 2 * n * d * d
+        if not structured:
+            return super()._path_risks(estimators, P, U)
+        psi, _ = b.features(problems(P, estimators[0].notion)[0].Z)
+        E = U.T @ psi
+        H, C, B = E.T @ E, psi.T @ psi, b.QtU @ b.QtU.T
+        UtU = U.T @ U
+        const, uu = float(np.sum(UtU * UtU)), np.einsum("ij,ij->i", U, U)
+        out = []
+        for e in estimators:
+            dv = 1.0 / (b.eigenvalues + e.lam * b.n_train)
+            DD = np.outer(dv, dv)
+            DBD = B * DD
+            cross = float(np.sum(H * DBD))  # ||U^T V||^2 = tr(D H D B)
+            X = (C * DD) @ B
+            gram = float(np.sum(X * X.T))  # ||V^T V||^2 = tr((D C D B)^2)
+            vv = np.einsum("ij,ij->i", psi @ DBD, psi)  # ||v_i||^2
+            out.append((const - 2.0 * cross + gram - float(np.sum((uu - vv) ** 2))) / (n * (n - 1)))
+        return np.array(out)
+
+    @classmethod
     def _forms_from_features(cls, estimators, feats):
         forms = []
         for e in estimators:
