@@ -90,12 +90,37 @@ def _fold_task(P, y, train, val, notion, items):
 
 
 def _holdout_task(P, y, train, test, notion, name, params, model):
-    """The holdout diagonal h(z_i, z_i) of one fold model, refitting it if it was not kept."""
+    """The holdout diagonal h(z_i, z_i) of one fold model, refitting it if it was not kept
+    (then the refitted model is not sent back: see :class:`RefitOnUse`)."""
     t0 = time.perf_counter()
-    if model is None:
+    refit = model is None
+    if refit:
         model = make_estimator(SPECS[name].family, notion=notion, **params).fit(P[train], y[train])
     diag = model.h_diag(P[test])
-    return diag, model, time.perf_counter() - t0
+    return diag, None if refit else model, time.perf_counter() - t0
+
+
+class RefitOnUse:
+    """A fold model whose fitted state is its training rows (the kernel density estimator):
+    it keeps references to the data and the fold's row indices, and is fitted on first use,
+    so that a result does not hold k copies of the training set."""
+
+    def __init__(self, family, notion, params, P, y, train):
+        self.family, self.notion, self.params = family, notion, params
+        self.n_classes_ = P.shape[1]
+        self._data = (P, y, train)
+        self._fitted = None
+
+    def _model(self):
+        if self._fitted is None:
+            P, y, train = self._data
+            self._fitted = make_estimator(self.family, notion=self.notion, **self.params).fit(P[train], y[train])
+        return self._fitted
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._model(), name)
 
 
 def _parallel(n_jobs):
@@ -227,11 +252,14 @@ def evaluate(
         risks[name] = np.array([[r for _, r, _ in fold_out[k][name]] for k in range(n_folds)])
         c_best, v_best = np.unravel_index(int(np.argmin(risks[name].mean(axis=0))), risks[name].shape[1:])
         chosen_index[name] = (int(c_best), int(v_best))
+    chosen_params = {}
+    for name, (c_best, v_best) in chosen_index.items():
+        combo = fold_out[0][name][c_best][0]
+        chosen_params[name] = {**combo, _tuned_param(name): full_grids[name][_tuned_param(name)][v_best]}
     holdout_jobs, keys = [], []
     for name in names:
         c_best, v_best = chosen_index[name]
-        combo = fold_out[0][name][c_best][0]
-        params = {**combo, _tuned_param(name): full_grids[name][_tuned_param(name)][v_best]}
+        params = chosen_params[name]
         for k in range(n_folds):
             models_k = fold_out[k][name][c_best][2]
             model = None if models_k is None else models_k[v_best]
@@ -242,6 +270,8 @@ def evaluate(
         name, k = keys[i]
         diags[name, k] = diag
         if keep_models:
+            if model is None:
+                model = RefitOnUse(SPECS[name].family, notion, chosen_params[name], P, y, folds[k][0])
             members[name][k] = model
         seconds[name] += sec
         done += 1
@@ -267,7 +297,7 @@ def evaluate(
                         }
                     )
         c_best, v_best = chosen_index[name]
-        chosen = {**combos[c_best], path_param: values[v_best]}
+        chosen = chosen_params[name]
         fold_risks = risks[name][:, c_best, v_best]
         fold_sq = np.array([float(np.mean(diags[name, k])) for k in range(n_folds)])
         if keep_models:

@@ -193,3 +193,12 @@ def test_dask_cluster_gives_the_same_numbers():
     cols = [c for c in local.summary.columns if c != "seconds"]
     pd.testing.assert_frame_equal(local.summary[cols], remote.summary[cols], check_exact=True)
     pd.testing.assert_frame_equal(local.curves, remote.curves, check_exact=True)
+
+
+def test_kde_fold_models_are_refitted_on_use_and_agree_with_the_holdout_estimate():
+    P, y = small_data(seed=10)
+    res = cd.evaluate(P, y, notion="canonical", estimators=["kde"], grids={"kde": {"bandwidth": [0.1, 0.5]}})
+    ens = res.models["kde"]
+    test, _ = make_split(len(y), 0.2, 5, 0)
+    assert ens.squared_error(P[test]) == pytest.approx(res.summary.loc[0, "squared_estimate"], rel=1e-12)
+    assert ens.recalibration(P[test]).shape == (len(test), P.shape[1])

@@ -36,6 +36,13 @@ def log_beta_function(alpha):
     return gammaln(alpha).sum(axis=1) - gammaln(alpha.sum(axis=1))
 
 
+def log_beta_of_centres(S, b):
+    """log B(S / b + 1) row-wise, in chunks of rows so that the temporaries stay small
+    (three n x d arrays at once would be 768 MB at 32,000 x 1,000)."""
+    rows = max(1, _BLOCK_ENTRIES // max(S.shape[1], 1))
+    return np.concatenate([log_beta_function(S[i : i + rows] / b + 1.0) for i in range(0, S.shape[0], rows)])
+
+
 @dataclass(frozen=True)
 class KernelCentres:
     """Training points of a kernel regression. One-hot targets (the canonical notion) are
@@ -48,6 +55,13 @@ class KernelCentres:
     present: np.ndarray | None = None  # labels that occur, sorted
     starts: np.ndarray | None = None  # first row of each present label in S
     n_targets: int = 1
+
+    @classmethod
+    def from_labels(cls, S, labels, n_classes):
+        """Centres whose targets are the one-hot vectors of ``labels``."""
+        order = np.argsort(labels, kind="stable")
+        present, starts = np.unique(labels[order], return_index=True)
+        return cls(S[order], None, present, starts, n_classes)
 
     @classmethod
     def from_targets(cls, S, T):
@@ -78,7 +92,7 @@ def kernel_regression(S_query, centres, bandwidths):
     S_train = centres.S
     m, n = S_query.shape[0], S_train.shape[0]
     onehot = centres.T is None
-    logB = [log_beta_function(S_train / b + 1.0) for b in bandwidths]
+    logB = [log_beta_of_centres(S_train, b) for b in bandwidths]
     out = [np.zeros((m, centres.n_targets)) for _ in bandwidths]
     k = S_train.shape[1]
     entries = _BLOCK_ENTRIES_1D if k <= 2 else _BLOCK_ENTRIES if k <= 200 else _BLOCK_ENTRIES_WIDE
@@ -132,7 +146,11 @@ class KDEEstimator(CalibrationEstimator):
 
     def _fit(self, P, y):
         # The training set itself is the model: centres and targets per problem.
-        self.train_ = [KernelCentres.from_targets(p.S, T) for p, _, T in self._training_problems(P, y)]
+        if self.notion == "canonical":
+            # No residual or one-hot matrix: at 32,000 x 1,000 each would be 256 MB.
+            self.train_ = [KernelCentres.from_labels(P, y, P.shape[1])]
+        else:
+            self.train_ = [KernelCentres.from_targets(p.S, T) for p, _, T in self._training_problems(P, y)]
 
     def _fit_path(self, estimators, P, y, cache):
         estimators[0]._fit(P, y)
