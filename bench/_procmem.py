@@ -1,5 +1,9 @@
-"""Peak resident memory of this process and all its descendants (joblib workers),
-sampled every 50 ms by a background thread started on import."""
+"""Peak memory of this process and all its descendants (joblib workers), sampled every
+50 ms by a background thread started on import.
+
+Memory is the proportional set size (PSS): pages shared between processes, such as the
+data joblib memory-maps into every worker, are divided among them instead of being
+counted once per process as the resident set size would."""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ import threading
 import time
 
 
-def tree_rss_kib():
-    """Summed VmRSS of this process and its descendants, in KiB."""
+def tree_pss_kib():
+    """Summed PSS of this process and its descendants, in KiB."""
     parent = {}
     for pid in os.listdir("/proc"):
         if pid.isdigit():
@@ -27,9 +31,9 @@ def tree_rss_kib():
     total = 0
     for pid in tree:
         try:
-            with open(f"/proc/{pid}/status") as f:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
                 for line in f:
-                    if line.startswith("VmRSS:"):
+                    if line.startswith("Pss:"):
                         total += int(line.split()[1])
         except OSError:
             pass
@@ -41,7 +45,7 @@ _peak = [0]
 
 def _sample():
     while True:
-        _peak[0] = max(_peak[0], tree_rss_kib())
+        _peak[0] = max(_peak[0], tree_pss_kib())
         time.sleep(0.05)
 
 
@@ -50,5 +54,5 @@ threading.Thread(target=_sample, daemon=True).start()
 
 def peak_mib():
     """Peak of the summed resident memory since import, in MiB."""
-    _peak[0] = max(_peak[0], tree_rss_kib())
+    _peak[0] = max(_peak[0], tree_pss_kib())
     return _peak[0] / 1024

@@ -84,7 +84,7 @@ def main():
             assert abs(r_fast - r_slow) <= 1e-9 * r_slow, (fam, notion, r_fast, r_slow)
             grid_cell = f"{t_grid:.2f} ({len(values)} values)" if len(values) > 1 else "-"
             rows.append(
-                f"| {fam} | {notion} | {params} | {t_one:.2f} | {grid_cell} | {t_fast * 1e3:.2g} | "
+                f"| {fam} | {notion} | {params} | {t_one:.2f} | {grid_cell} | {t_fast * 1e3:.3g} | "
                 f"{t_slow * 1e3:.0f} | {t_slow / t_fast:.0f}x |"
             )
             print(rows[-1], flush=True)

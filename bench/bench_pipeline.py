@@ -97,7 +97,8 @@ def bench_large():
     body = (
         "The whole default pipeline, top-label and canonical, on a synthetic set of 50,000 rows x "
         "1,000 classes (the paper's Dirichlet simulation with 1,000 classes), `n_jobs=2`, one run "
-        "(it takes minutes).\n\n"
+        "(it takes minutes). Peak memory is the summed proportional set size (PSS) of the process "
+        "and its joblib workers, so the data they share is counted once.\n\n"
         "| top-label (s) | canonical (s) | total (s) | peak memory (MiB) |\n|---|---|---|---|\n"
         f"| {r['top-label']:.0f} | {r['canonical']:.0f} | {r['total']:.0f} | {r['peak_mib']:.0f} |"
     )
@@ -130,7 +131,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}})
     body = (
         "Fit on 80 % and risk on 20 % of a synthetic 10-class set, one hyperparameter value "
         f"({', '.join(f'{k}: {v}' for k, v in SCALING_VALUE.items() if k != 'temperature')}); "
-        "time and peak resident memory of the whole process tree (NumPy and the data included), one run each. "
+        "time and peak memory (proportional set size, PSS) of the whole process tree (NumPy and the data included), one run each. "
         "The kernel ridge families switch to the Nystroem path above 2,000 training rows and then "
         "grow linearly in n; the kernel density family is quadratic by nature and computed in "
         "blocks, so its memory stays bounded.\n\n"
