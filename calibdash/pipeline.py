@@ -30,6 +30,7 @@ from .specs import SPECS, combinations, resolve
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is the costliest alone, the rest are cheap together.
 _GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde"}
+_GROUP_COST = {"kernel ridge": 2, "kde": 1, "fast": 0}
 
 
 def make_split(n, test_size=0.2, n_folds=5, random_state=0):
@@ -223,7 +224,9 @@ def evaluate(
     groups = defaultdict(list)
     for name in names:
         groups[_GROUP_OF_FAMILY.get(SPECS[name].family, "fast")].append((name, full_grids[name]))
-    tasks = [(k, items) for k in range(n_folds) for items in groups.values()]
+    # Longest groups first, so that no long task is left running alone at the end.
+    order = sorted(groups, key=_GROUP_COST.__getitem__, reverse=True)
+    tasks = [(k, groups[g]) for g in order for k in range(n_folds)]
     total = len(tasks) + len(names) * n_folds
     done = 0
 
