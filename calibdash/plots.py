@@ -1,0 +1,269 @@
+"""Plotly figure builders for the app (no Streamlit here, so they are testable alone)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+BEST = "#d62728"
+BASE = "#7f7f7f"
+LINE = "#1f77b4"
+RECAL = "#ff7f0e"
+
+_PARAM_WORDS = {
+    "n_bins": "number of bins",
+    "bandwidth": "bandwidth",
+    "lam": "ridge lambda",
+    "temperature": "temperature",
+}
+
+
+def is_log_grid(values):
+    """True when every value is a positive number and they span more than two decades."""
+    nums = [v for v in values if isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool)]
+    if len(nums) != len(values) or len(nums) < 2 or min(nums) <= 0:
+        return False
+    return math.log10(max(nums) / min(nums)) > 2
+
+
+def _numeric(values):
+    return all(isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, bool) for v in values)
+
+
+def curve_stats(result, name):
+    """Per (fixed, value): mean validation risk and its standard error over folds."""
+    c = result.curves[result.curves["estimator"] == name]
+    g = c.groupby(["fixed", "value"], sort=False)["val_risk"]
+    stats = g.agg(["mean", "std", "count"]).reset_index()
+    stats["se"] = stats["std"].fillna(0.0) / np.sqrt(stats["count"])
+    return stats
+
+
+def tuned_estimators(result):
+    """Names of the estimators whose tuned parameter has several numeric values."""
+    names = []
+    for name in result.summary["estimator"]:
+        values = result.curves.loc[result.curves["estimator"] == name, "value"].unique().tolist()
+        if len(values) > 1 and _numeric(values):
+            names.append(name)
+    return names
+
+
+def _robust_range(low, high, extra=None):
+    """A y-range that is not flattened by a few huge risks (e.g. an unstable tiny lambda).
+
+    None (autorange) unless the largest values would squash the rest more than threefold;
+    then the top is set near the 75th percentile, and the outliers leave the panel
+    (their hover text still shows them).
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    lo = float(np.nanmin(low))
+    q = float(np.nanquantile(high, 0.75))
+    if extra is not None:
+        lo, q = min(lo, extra), max(q, extra)
+    top = float(np.nanmax(high))
+    if not np.isfinite(top) or top - lo <= 3 * max(q - lo, 1e-300):
+        return None
+    pad = 0.15 * (q - lo)
+    return [lo - pad, q + 2 * pad]
+
+
+def risk_curves(result, ncols=2):
+    """Validation risk against the tuned hyperparameter, one panel per estimator.
+
+    The line is the mean over folds, the band +- one standard error over folds, the red
+    diamond the chosen value; the dotted grey line is the 15-bin estimator's risk.
+    """
+    names = tuned_estimators(result)
+    s = result.summary.set_index("estimator")
+    baseline = float(s.loc["15-bins", "val_risk"]) if "15-bins" in s.index else None
+    n = max(len(names), 1)
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=names or ["no tuned estimator"], horizontal_spacing=0.08, vertical_spacing=0.16 if nrows > 1 else 0.1)
+    for i, name in enumerate(names):
+        row, col = i // ncols + 1, i % ncols + 1
+        stats = curve_stats(result, name)
+        param = result.curves.loc[result.curves["estimator"] == name, "param"].iloc[0]
+        values = stats["value"].tolist()
+        log = is_log_grid(values)
+        for j, (fixed, part) in enumerate(stats.groupby("fixed", sort=False)):
+            part = part.sort_values("value")
+            x, m, se = part["value"].astype(float).to_numpy(), part["mean"].to_numpy(), part["se"].to_numpy()
+            label = name + (f" ({fixed})" if fixed and stats["fixed"].nunique() > 1 else "")
+            fig.add_trace(
+                go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + se, (m - se)[::-1]]), fill="toself",
+                           fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip", showlegend=False,
+                           name=f"{label} fold spread"),
+                row=row, col=col,
+            )
+            fig.add_trace(
+                go.Scatter(x=x, y=m, mode="lines+markers", line=dict(color=LINE), marker=dict(size=5), name=label,
+                           showlegend=False, customdata=se,
+                           hovertemplate=f"{param} = %{{x:.3g}}<br>risk = %{{y:.5g}} &plusmn; %{{customdata:.2g}}<extra>{label}</extra>"),
+                row=row, col=col,
+            )
+        chosen = s.loc[name, "params"][param]
+        fig.add_trace(
+            go.Scatter(x=[chosen], y=[s.loc[name, "val_risk"]], mode="markers",
+                       marker=dict(color=BEST, size=12, symbol="diamond"), showlegend=i == 0, name="chosen value",
+                       hovertemplate=f"chosen {param} = %{{x:.3g}}<br>risk = %{{y:.5g}}<extra></extra>"),
+            row=row, col=col,
+        )
+        if baseline is not None:
+            fig.add_trace(
+                go.Scatter(x=[min(values), max(values)], y=[baseline, baseline], mode="lines",
+                           line=dict(color=BASE, dash="dot"), name="15-bin risk", showlegend=i == 0,
+                           hovertemplate="15-bin risk = %{y:.5g}<extra></extra>"),
+                row=row, col=col,
+            )
+        y_range = _robust_range(stats["mean"] - stats["se"], stats["mean"] + stats["se"], baseline)
+        if y_range is not None:
+            fig.update_yaxes(range=y_range, row=row, col=col)
+        fig.update_xaxes(type="log" if log else "linear", title_text=_PARAM_WORDS.get(param, param), row=row, col=col)
+        fig.update_yaxes(title_text="validation risk" if col == 1 else None, row=row, col=col)
+    fig.update_layout(height=300 * nrows + 80, margin=dict(t=60, b=40, l=60, r=20),
+                      legend=dict(orientation="h", y=1.02 + 0.04 / nrows, x=1, xanchor="right", yanchor="bottom"))
+    return fig
+
+
+def forest_plot(result):
+    """Estimates of the calibration error (percentage points) with ~95% intervals."""
+    s = result.summary.sort_values("val_risk", ascending=False)
+    best = result.best["estimator"]
+    est = 100 * s["estimate"].to_numpy()
+    err = 1.96 * 100 * s["estimate_se"].to_numpy()
+    colors = [BEST if e == best else LINE for e in s["estimator"]]
+    fig = go.Figure(
+        go.Scatter(
+            x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=11),
+            error_x=dict(type="data", array=err, visible=True, color="#555"),
+            customdata=np.stack([err, s["val_risk"].to_numpy()], axis=1),
+            hovertemplate="%{y}: %{x:.2f} &plusmn; %{customdata[0]:.2f} points<br>validation risk %{customdata[1]:.5g}<extra></extra>",
+            showlegend=False,
+        )
+    )
+    fig.update_layout(
+        xaxis_title="estimated calibration error (percentage points, ~95% interval)",
+        yaxis_title=None, height=90 + 45 * len(s), margin=dict(t=30, b=50, l=110, r=20),
+        title=dict(text="red: lowest validation risk (the one to trust)", font=dict(size=13)),
+    )
+    fig.update_xaxes(rangemode="tozero")
+    return fig
+
+
+def _reliability_traces(fig, table, recal=None, row=None, col=None, show_legend=True):
+    kw = dict(row=row, col=col) if row is not None else {}
+    ok = table["count"] > 0
+    t = table[ok]
+    centers = ((t["lower"] + t["upper"]) / 2).to_numpy()
+    widths = (t["upper"] - t["lower"]).to_numpy()
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=BASE, dash="dash"),
+                             name="perfect calibration", showlegend=show_legend, hoverinfo="skip"), **kw)
+    fig.add_trace(
+        go.Bar(x=centers, y=t["accuracy"], width=widths * 0.95, marker=dict(color="rgba(31,119,180,0.55)"),
+               name="observed frequency", showlegend=show_legend,
+               customdata=np.stack([t["count"], t["confidence"], t["band_low"], t["band_high"]], axis=1),
+               error_y=dict(type="data", symmetric=False, array=(t["band_high"] - t["accuracy"]).to_numpy(),
+                            arrayminus=(t["accuracy"] - t["band_low"]).to_numpy(), color="#333", thickness=1),
+               hovertemplate="bin %{x:.3f}<br>frequency %{y:.3f} (band %{customdata[2]:.3f}-%{customdata[3]:.3f})"
+                             "<br>mean confidence %{customdata[1]:.3f}<br>%{customdata[0]} predictions<extra></extra>"),
+        **kw,
+    )
+    fig.add_trace(go.Scatter(x=t["confidence"], y=t["accuracy"], mode="markers", marker=dict(color="#333", size=5),
+                             name="bin (mean confidence, frequency)", showlegend=show_legend, hoverinfo="skip"), **kw)
+    if recal is not None:
+        x, g, label = recal
+        order = np.argsort(x)
+        x, g = np.asarray(x, dtype=float)[order], np.asarray(g, dtype=float)[order]
+        fig.add_trace(go.Scatter(x=x, y=g, mode="markers",
+                                 marker=dict(color=RECAL, size=3, opacity=0.45), name=label, showlegend=show_legend,
+                                 hovertemplate="confidence %{x:.3f}<br>recalibrated %{y:.3f}<extra></extra>"), **kw)
+        if len(x) >= 50:
+            # The map may depend on more than the confidence (e.g. temperature scaling);
+            # the line is its mean in equal-mass groups of nearby confidences.
+            groups = np.array_split(np.arange(len(x)), min(40, len(x) // 25))
+            fig.add_trace(go.Scatter(x=[x[i].mean() for i in groups], y=[g[i].mean() for i in groups], mode="lines",
+                                     line=dict(color=RECAL, width=2.5), name="recalibration curve (smoothed)",
+                                     showlegend=show_legend, hoverinfo="skip"), **kw)
+
+
+def reliability_figure(table, title="Top-label reliability", recal=None, xlabel="confidence (max probability)", ylabel="fraction correct"):
+    """Reliability diagram: bars of per-bin frequency with bootstrap bands, bin counts below.
+
+    ``recal`` is an optional (x, g(x), label) of the selected estimator's recalibration map.
+    """
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.75, 0.25], shared_xaxes=True, vertical_spacing=0.05)
+    _reliability_traces(fig, table, recal, row=1, col=1)
+    ok = table["count"] > 0
+    t = table[ok]
+    fig.add_trace(go.Bar(x=((t["lower"] + t["upper"]) / 2), y=t["count"], width=(t["upper"] - t["lower"]) * 0.95,
+                         marker=dict(color=BASE), name="predictions per bin", showlegend=False,
+                         hovertemplate="%{y} predictions<extra></extra>"), row=2, col=1)
+    fig.update_yaxes(range=[0, 1.02], title_text=ylabel, row=1, col=1)
+    fig.update_yaxes(title_text="count", row=2, col=1)
+    fig.update_xaxes(range=[0, 1], row=1, col=1)
+    fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
+    fig.update_layout(title=title, height=560, bargap=0, margin=dict(t=60, b=50, l=60, r=20),
+                      legend=dict(orientation="h", y=-0.18))
+    return fig
+
+
+def per_class_figure(tables, class_names, recal=None, ncols=3):
+    """Small reliability panels, one per class: p_k against the frequency of class k.
+
+    ``recal`` is an optional {k: (p_k, g_k)} of the recalibration map per class.
+    """
+    keys = list(tables)
+    ncols = min(ncols, len(keys))
+    nrows = math.ceil(len(keys) / ncols)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[str(class_names[k]) for k in keys],
+                        horizontal_spacing=0.06, vertical_spacing=0.12 / max(1, nrows / 3))
+    for i, k in enumerate(keys):
+        r = None if recal is None or k not in recal else (*recal[k], "recalibrated (selected estimator)")
+        _reliability_traces(fig, tables[k], r, row=i // ncols + 1, col=i % ncols + 1, show_legend=i == 0)
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1.02])
+    fig.update_layout(height=260 * nrows + 80, bargap=0, margin=dict(t=50, b=40, l=40, r=20),
+                      legend=dict(orientation="h", y=-0.08))
+    return fig
+
+
+def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), labels=None, max_points=400, random_state=0):
+    """Predictions of a three-class model in the simplex, with their recalibrated positions.
+
+    A grey segment joins each prediction to its estimated recalibrated position g(z).
+    """
+    P = np.asarray(P, dtype=np.float64)
+    if P.shape[1] != 3:
+        raise ValueError("The simplex plot needs exactly three classes.")
+    n = len(P)
+    idx = np.arange(n) if n <= max_points else np.sort(np.random.default_rng(random_state).choice(n, max_points, replace=False))
+    fig = go.Figure()
+    names = [str(c) for c in class_names]
+    if G is not None:
+        G = np.asarray(G, dtype=np.float64)[idx]
+        G = G / np.maximum(G.sum(axis=1, keepdims=True), 1e-12)
+        seg = np.full((3 * len(idx), 3), np.nan)
+        seg[0::3], seg[1::3] = P[idx], G
+        fig.add_trace(go.Scatterternary(a=seg[:, 0], b=seg[:, 1], c=seg[:, 2], mode="lines",
+                                        line=dict(color="rgba(120,120,120,0.5)", width=1), name="shift", hoverinfo="skip"))
+        fig.add_trace(go.Scatterternary(a=G[:, 0], b=G[:, 1], c=G[:, 2], mode="markers",
+                                        marker=dict(color=RECAL, size=5), name="estimated recalibrated position",
+                                        hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>{names[2]} %{{c:.2f}}<extra>recalibrated</extra>"))
+    color = None if labels is None else np.asarray(labels)[idx]
+    fig.add_trace(go.Scatterternary(a=P[idx, 0], b=P[idx, 1], c=P[idx, 2], mode="markers",
+                                    marker=dict(color=LINE if color is None else color, size=5,
+                                                colorscale=[[0, "#1f77b4"], [0.5, "#2ca02c"], [1, "#9467bd"]] if color is not None else None,
+                                                line=dict(width=0.5, color="white")),
+                                    name="prediction (colour: true class)" if color is not None else "prediction",
+                                    hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>{names[2]} %{{c:.2f}}<extra>prediction</extra>"))
+    fig.update_layout(ternary=dict(aaxis_title=names[0], baxis_title=names[1], caxis_title=names[2]),
+                      height=560, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.05))
+    return fig
+
+
+__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure", "ternary_figure"]

@@ -1,0 +1,95 @@
+"""Figure builders: the right traces, axes and markers."""
+
+import numpy as np
+import pytest
+
+import calibdash as cd
+from calibdash import demo, plots
+from calibdash import reliability as rl
+
+
+@pytest.fixture(scope="module")
+def sim():
+    pred = demo.load_demo("simulation: 3 classes")
+    return pred.probs[:1500], pred.labels[:1500]
+
+
+@pytest.fixture(scope="module")
+def top(sim):
+    return cd.evaluate(*sim, notion="top-label", estimators=["15-bins", "bins", "kde", "ukkr", "temperature"])
+
+
+@pytest.fixture(scope="module")
+def canonical(sim):
+    return cd.evaluate(*sim, notion="canonical", estimators=["kde", "ukkr", "temperature"])
+
+
+def test_is_log_grid():
+    assert plots.is_log_grid([1e-5, 1e-3, 1e-1])
+    assert not plots.is_log_grid([5, 10, 100])  # 1.3 decades
+    assert not plots.is_log_grid(["fit"])
+    assert not plots.is_log_grid([0.0, 1.0, 1000.0])
+
+
+def test_risk_curves(top):
+    fig = plots.risk_curves(top)
+    titles = [a.text for a in fig.layout.annotations]
+    assert titles == ["bins", "kde", "ukkr"]  # tuned ones only: not 15-bins, not temperature
+    assert fig.layout.xaxis.type == "linear" and fig.layout.xaxis2.type == "log" and fig.layout.xaxis3.type == "log"
+    chosen = [t for t in fig.data if t.name == "chosen value"]
+    assert len(chosen) == 3
+    s = top.summary.set_index("estimator")
+    assert chosen[1].x[0] == s.loc["kde", "params"]["bandwidth"]
+    assert chosen[1].y[0] == pytest.approx(s.loc["kde", "val_risk"])
+    base = [t for t in fig.data if t.name == "15-bin risk"]
+    assert len(base) == 3 and base[0].y[0] == pytest.approx(s.loc["15-bins", "val_risk"])
+    bands = [t for t in fig.data if t.fill == "toself"]
+    assert len(bands) == 3
+    mean_kde = top.curves[top.curves.estimator == "kde"].groupby("value")["val_risk"].mean()
+    line = [t for t in fig.data if t.name == "kde" and t.mode == "lines+markers"][0]
+    np.testing.assert_allclose(line.y, mean_kde.sort_index().to_numpy())
+
+
+def test_canonical_curves_have_no_baseline(canonical):
+    fig = plots.risk_curves(canonical)
+    assert not [t for t in fig.data if t.name == "15-bin risk"]
+
+
+def test_forest_plot(top):
+    fig = plots.forest_plot(top)
+    (trace,) = fig.data
+    assert len(trace.x) == len(top.summary)
+    i = list(trace.y).index(top.best["estimator"])
+    assert trace.marker.color[i] == plots.BEST
+    np.testing.assert_allclose(sorted(trace.x), sorted(100 * top.summary["estimate"]))
+
+
+def test_reliability_figures(sim, top, canonical):
+    P, y = sim
+    table = rl.reliability_table(*rl.top_label(P, y), n_bins=10)
+    name, G = rl.selected_recalibration(top, P)
+    assert name is not None and G.shape == (len(P), 1)
+    fig = plots.reliability_figure(table, recal=(P.max(axis=1), G[:, 0], "recal"))
+    bars = [t for t in fig.data if t.name == "observed frequency"]
+    assert len(bars) == 1 and len(bars[0].x) == (table["count"] > 0).sum()
+    assert any(t.name == "recal" for t in fig.data)
+    name, G = rl.selected_recalibration(canonical, P)
+    assert G.shape == P.shape
+    tables = rl.per_class_tables(P, y, [0, 1, 2], n_bins=5)
+    fig = plots.per_class_figure(tables, ["a", "b", "c"], {k: (P[:, k], G[:, k]) for k in range(3)})
+    assert [a.text for a in fig.layout.annotations] == ["a", "b", "c"]
+    fig = plots.ternary_figure(P, G, ["a", "b", "c"], labels=y, max_points=100)
+    assert len(fig.data) == 3 and len(fig.data[-1].a) == 100
+    with pytest.raises(ValueError, match="three classes"):
+        plots.ternary_figure(np.full((4, 4), 0.25))
+
+
+def test_selected_recalibration_skips_non_plugins(top):
+    res = cd.EvaluationResult.from_json(top.to_json())
+    assert rl.selected_recalibration(res, np.full((2, 3), 1 / 3)) == (None, None)
+
+
+def test_robust_range_ignores_a_huge_outlier():
+    assert plots._robust_range([1, 1.1, 1.2, 1.3], [1.1, 1.2, 1.3, 1.4]) is None
+    low, high = plots._robust_range([1, 1.1, 1.2, 1.3, 90], [1.1, 1.2, 1.3, 1.4, 100])
+    assert low < 1 and 1.4 <= high < 2

@@ -1,0 +1,76 @@
+"""Reliability statistics against brute force."""
+
+import numpy as np
+import pytest
+
+from calibdash import reliability as rl
+
+
+def brute_table(conf, correct, edges):
+    rows = []
+    for b in range(len(edges) - 1):
+        lo, hi = edges[b], edges[b + 1]
+        inside = [(c, k) for c, k in zip(conf, correct) if (lo < c <= hi) or (b == 0 and c == lo)]
+        rows.append((len(inside), np.mean([c for c, _ in inside]) if inside else np.nan,
+                     np.mean([k for _, k in inside]) if inside else np.nan))
+    return rows
+
+
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_table_matches_brute_force(strategy):
+    rng = np.random.default_rng(1)
+    P = rng.dirichlet(np.full(4, 0.5), size=300)
+    y = rng.integers(0, 4, size=300)
+    conf, correct = rl.top_label(P, y)
+    t = rl.reliability_table(conf, correct, n_bins=8, strategy=strategy, n_boot=0)
+    edges = np.concatenate([t["lower"].to_numpy(), [t["upper"].iloc[-1]]])
+    for (n, c, a), row in zip(brute_table(conf, correct, edges), t.itertuples()):
+        assert row.count == n
+        np.testing.assert_allclose([row.confidence, row.accuracy], [c, a], equal_nan=True)
+    assert t["count"].sum() == 300
+    ece = sum(r.count * abs(r.accuracy - r.confidence) for r in t.itertuples() if r.count) / 300
+    assert t.attrs["ece"] == pytest.approx(ece)
+    if strategy == "quantile":
+        assert t["count"].max() - t["count"].min() <= 2
+
+
+def test_quantile_bins_merge_ties():
+    conf = np.array([1.0] * 90 + list(np.linspace(0.5, 0.9, 10)))
+    t = rl.reliability_table(conf, np.ones(100), n_bins=10, strategy="quantile", n_boot=0)
+    assert len(t) < 10 and t["count"].sum() == 100
+
+
+def test_bootstrap_band_brute_force_and_seeded():
+    rng = np.random.default_rng(2)
+    conf = rng.uniform(0.3, 1, size=120)
+    correct = (rng.uniform(size=120) < conf).astype(float)
+    t = rl.reliability_table(conf, correct, n_bins=4, n_boot=50, level=0.8, random_state=7)
+    # the same resamples one at a time
+    edges = rl.bin_edges(conf, 4)
+    idx = np.random.default_rng(7).integers(0, 120, size=(50, 120))
+    b = rl.assign_bins(conf, edges)
+    accs = np.full((50, 4), np.nan)
+    for r in range(50):
+        for k in range(4):
+            sel = idx[r][b[idx[r]] == k]
+            if len(sel):
+                accs[r, k] = correct[sel].mean()
+    for k in range(4):
+        if t["count"][k]:
+            assert t["band_low"][k] == pytest.approx(np.nanquantile(accs[:, k], 0.1))
+            assert t["band_high"][k] == pytest.approx(np.nanquantile(accs[:, k], 0.9))
+    t2 = rl.reliability_table(conf, correct, n_bins=4, n_boot=50, level=0.8, random_state=7)
+    assert t.equals(t2)
+
+
+def test_per_class_and_errors():
+    P = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
+    y = np.array([0, 2, 2])
+    tables = rl.per_class_tables(P, y, [0, 2], n_bins=2, n_boot=0)
+    assert set(tables) == {0, 2}
+    assert tables[2]["count"].sum() == 3
+    assert tables[2].loc[0, "accuracy"] == pytest.approx(2 / 3)  # p_2 = 0.1, 0.1, 0.4 all in [0, 0.5]
+    with pytest.raises(ValueError, match="strategy"):
+        rl.bin_edges(P[:, 0], 5, "log")
+    with pytest.raises(ValueError, match="n_bins"):
+        rl.bin_edges(P[:, 0], 0)
