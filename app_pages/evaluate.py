@@ -1,0 +1,57 @@
+"""Evaluate page: choose notions, estimators, grids and the split; run with a progress bar."""
+
+import streamlit as st
+
+import ui
+from calibdash.specs import DEFAULT_ESTIMATORS, available_estimators
+
+ss = st.session_state
+st.title("Evaluate")
+label, pred, _ = ui.current_dataset()
+st.caption(f"Data: {label} ({pred.n:,} rows, {pred.d} classes). Defaults are the paper's settings.")
+
+ss.setdefault("cfg__notions", list(ui.DEFAULT_NOTIONS))
+st.multiselect("Notions of calibration", list(ui.NOTIONS), key="cfg__notions", help=ui.HELP["notion"])
+
+for notion in ss["cfg__notions"]:
+    with st.expander(f"{notion}: estimators and hyperparameter grids", expanded=False):
+        key = f"cfg__est__{notion}"
+        ss.setdefault(key, list(DEFAULT_ESTIMATORS[notion]))
+        st.multiselect("Estimators", available_estimators(notion), key=key, help=ui.HELP["estimators"])
+        for name in ss[key]:
+            if not ui.editable(name, notion):
+                st.caption("15-bins: the fixed 15-bin baseline (not tuned).")
+                continue
+            param = ui.tuned_param(name)
+            gkey = f"cfg__grid__{notion}__{name}"
+            ss.setdefault(gkey, ui.default_grid_text(notion, name))
+            st.text_input(f"{name}: {param} (comma-separated values)", key=gkey,
+                          help=ui.HELP.get(param, "") + " The risk is computed for every value; the lowest wins.")
+
+c1, c2, c3 = st.columns(3)
+ss.setdefault("cfg__test_size", 0.2)
+ss.setdefault("cfg__n_folds", 5)
+ss.setdefault("cfg__seed", 0)
+c1.slider("Holdout fraction", 0.1, 0.5, step=0.05, key="cfg__test_size", help=ui.HELP["test_size"])
+c2.number_input("Folds", min_value=2, max_value=10, step=1, key="cfg__n_folds", help=ui.HELP["n_folds"])
+c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="cfg__seed", help=ui.HELP["seed"])
+
+b1, b2 = st.columns([1, 4])
+if b2.button("Reset to the paper's defaults", key="reset", help="Restore every setting on this page."):
+    for k in [k for k in ss.keys() if isinstance(k, str) and k.startswith("cfg__")]:
+        del ss[k]
+    st.rerun()
+if b1.button("Run", key="run", type="primary", help="Tune every estimator by cross-validated risk and estimate the error on the holdout rows."):
+    try:
+        configs = ui.read_settings()
+    except ValueError as e:
+        ss["run_message"] = (pred.sha256, False, str(e))
+    else:
+        ss["run_message"] = (pred.sha256, *ui.run_configs(pred, configs))
+
+# The last message belongs to the data it was about; another data set starts clean.
+if ss.get("run_message") and ss["run_message"][0] == pred.sha256:
+    _, ok, message = ss["run_message"]
+    (st.success if ok else st.error)(message)
+    if ok:
+        st.page_link("app_pages/results.py", label="See the results", icon=":material/insights:")

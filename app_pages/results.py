@@ -1,0 +1,58 @@
+"""Results page: verdict, risk curves, forest plot, summary table and downloads."""
+
+import streamlit as st
+
+import ui
+from calibdash import plots
+from calibdash.verdict import verdict
+
+st.title("Results")
+label, pred, _ = ui.current_dataset()
+results = ui.active_results()
+
+
+def show(results):
+    notion = ui.notion_picker(results)
+    res = results[notion]
+    st.caption(f"Data: {label} ({res.config['n']:,} rows; {res.config['n_test']:,} held out). "
+               f"Computed in {res.config['seconds']:.1f} s.")
+
+    v = verdict(res)
+    with st.container(border=True, key="verdict"):
+        st.markdown(v.markdown())
+
+    st.subheader("Risk against hyperparameter", help=ui.HELP["risk"])
+    st.caption("Each panel: mean validation risk over folds (line), +- one standard error (band), the chosen value "
+               "(red diamond) and the 15-bin baseline's risk (dotted). Lower is better.")
+    st.plotly_chart(plots.risk_curves(res), key="risk_curves", width="stretch")
+
+    st.subheader("Estimates", help="The holdout estimate of every estimator with a ~95% interval (1.96 standard errors over fold models).")
+    st.plotly_chart(plots.forest_plot(res), key="forest", width="stretch")
+
+    st.subheader("Summary table")
+    cols = ["estimator", "hyperparameters", "val_risk", "val_risk_se", "sqrt_risk_x100", "estimate", "estimate_se", "at_grid_edge", "seconds"]
+    st.dataframe(res.summary[cols], key="summary_table", hide_index=True, width="stretch",
+                 column_config={
+                     "val_risk": st.column_config.NumberColumn("risk", help=ui.HELP["risk"], format="%.5g"),
+                     "val_risk_se": st.column_config.NumberColumn("risk s.e.", format="%.2g"),
+                     "sqrt_risk_x100": st.column_config.NumberColumn("sqrt(risk) x100", format="%.3f", help="As in the paper's tables."),
+                     "estimate": st.column_config.NumberColumn("calibration error", format="%.4f", help="Estimated error (0 = calibrated)."),
+                     "estimate_se": st.column_config.NumberColumn("s.e.", format="%.2g"),
+                     "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried: extend the grid."),
+                 })
+
+    c1, c2, c3 = st.columns(3)
+    slug = notion.replace("-", "_")
+    c1.download_button("Summary (CSV)", res.summary.to_csv(index=False), f"summary_{slug}.csv", "text/csv", key="dl_summary",
+                       help="One row per estimator, full precision.")
+    c2.download_button("Risk curves (CSV)", res.curves.to_csv(index=False), f"curves_{slug}.csv", "text/csv", key="dl_curves",
+                       help="Validation risk per estimator, hyperparameter value and fold.")
+    c3.download_button("Full result (JSON)", res.to_json(indent=1), f"result_{slug}.json", "application/json", key="dl_json",
+                       help="Everything, reloadable with calibdash.EvaluationResult.from_json.")
+
+
+# No st.stop() here: the sidebar is drawn after the page, and must still be drawn.
+if results:
+    show(results)
+else:
+    ui.show_no_result()

@@ -1,0 +1,179 @@
+"""Every page of the Streamlit app through Streamlit's AppTest (no browser)."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import calibdash
+from calibdash.simulation import dirichlet_simulation
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+PAGES = ["app_pages/data.py", "app_pages/evaluate.py", "app_pages/results.py", "app_pages/reliability.py"]
+
+
+def no_exception(at):
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture
+def at():
+    """The app after its first run: the demo has been analysed already."""
+    app = AppTest.from_file(APP, default_timeout=180).run()
+    no_exception(app)
+    return app
+
+
+def small_csv(n=800, d=3, seed=3):
+    sim = dirichlet_simulation(n=n, n_classes=d, random_state=seed)
+    df = pd.DataFrame(sim.probs, columns=[f"p{k}" for k in range(d)])
+    df["label"] = sim.labels
+    return df.to_csv(index=False).encode()
+
+
+def go(at, page):
+    at.switch_page(page).run()
+    no_exception(at)
+    return at
+
+
+def upload(at, content, name, labels=None):
+    go(at, "app_pages/data.py")
+    at.radio(key="source").set_value("upload").run()
+    at.file_uploader(key="upload_predictions").set_value((name, content, "application/octet-stream"))
+    if labels is not None:
+        at.file_uploader(key="upload_labels").set_value(labels)
+    at.run()
+    no_exception(at)
+    return at
+
+
+def test_first_visit_shows_a_finished_demo_analysis(at):
+    assert at.session_state["source"] == "demo"
+    results = at.session_state["active"]
+    assert len(results) == 1 and set(next(iter(results.values()))) == {"top-label", "canonical"}
+    text = " ".join(m.value for m in at.markdown)
+    assert "percentage points" in text and "digits: random forest" in text
+    assert len(at.get("plotly_chart")) == 2  # risk curves and forest plot
+    assert len(at.get("download_button")) == 3
+    assert at.dataframe
+
+
+def test_every_page_renders_with_help_on_every_control(at):
+    for page in PAGES:
+        go(at, page)
+        for kind in ("radio", "selectbox", "multiselect", "text_input", "slider", "number_input", "button"):
+            for w in getattr(at, kind):
+                assert w.help, f"{page}: {kind} {w.label!r} has no help text"
+    go(at, "app_pages/reliability.py")
+    at.radio(key="view__notion").set_value("canonical").run()
+    no_exception(at)
+    assert len(at.get("plotly_chart")) == 2  # top-label diagram and per-class panels
+
+
+def test_demo_choice_then_results(at):
+    go(at, "app_pages/data.py")
+    at.selectbox(key="demo_name").set_value("digits: naive Bayes").run()
+    no_exception(at)
+    assert any(m.label == "Accuracy" for m in at.metric)
+    go(at, "app_pages/results.py")  # a new demo is analysed automatically
+    assert "digits: naive Bayes" in " ".join(c.value for c in at.caption)
+    assert "clearly miscalibrated" in " ".join(m.value for m in at.markdown)
+
+
+def test_valid_upload_is_understood_kept_and_evaluated(at):
+    upload(at, small_csv(), "sim3.csv")
+    assert not at.error
+    assert at.session_state["upload"].n == 800
+    assert "In use: sim3.csv" in [h.value for h in at.subheader]
+    assert {m.label: m.value for m in at.metric}["Classes"] == "3"
+    go(at, "app_pages/results.py")  # an upload is not evaluated until asked
+    assert any("No evaluation" in i.value for i in at.info)
+    go(at, "app_pages/evaluate.py")
+    at.button(key="run").click().run()
+    no_exception(at)
+    assert at.success and "Finished" in at.success[0].value
+    assert "top-label, canonical" in " ".join(m.value for m in at.sidebar.markdown)  # sidebar drawn after the run
+    go(at, "app_pages/data.py")  # the upload survives page changes
+    assert "In use: sim3.csv" in [h.value for h in at.subheader]
+    go(at, "app_pages/reliability.py")
+    at.radio(key="view__notion").set_value("canonical").run()
+    no_exception(at)
+    assert len(at.get("plotly_chart")) == 3  # diagram, per-class panels, simplex
+
+
+@pytest.mark.parametrize(
+    "content, name, message",
+    [
+        (b"\x00\x01garbage", "preds.npy", "preds.npy"),
+        (b"a,b\n0.5,x\n", "preds.csv", "preds.csv"),
+        (np.eye(3).tobytes(), "preds.parquet", "preds.parquet"),
+    ],
+)
+def test_bad_upload_shows_a_message_not_a_traceback(at, content, name, message):
+    upload(at, content, name)
+    assert at.error and message in at.error[0].value
+    assert at.session_state.get("upload") is None
+    label = [h.value for h in at.subheader][-1]
+    assert "digits: random forest" in label  # still on the demo
+
+
+def test_labels_file_mismatch_is_reported(at):
+    buf = io.BytesIO()
+    np.save(buf, np.array([0, 1, 2]))
+    upload(at, small_csv().replace(b",label", b",extra"), "p.csv", labels=("y.npy", buf.getvalue(), "application/octet-stream"))
+    assert at.error
+    no_exception(at)
+
+
+def test_grid_edits_take_effect_and_bad_text_is_refused(at):
+    go(at, "app_pages/evaluate.py")
+    at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
+    at.multiselect(key="cfg__est__top-label").set_value(["15-bins", "bins", "kde"]).run()
+    at.text_input(key="cfg__grid__top-label__bins").input("7, 9, 11").run()
+    at.text_input(key="cfg__grid__top-label__kde").input("0.01, 0.1").run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    (res,) = [at.session_state["results"][k] for k in next(iter(at.session_state["active"].values())).values()]
+    assert res.config["call"]["grids"]["bins"]["n_bins"] == [7, 9, 11]
+    assert sorted(res.curves.loc[res.curves.estimator == "kde", "value"].unique()) == [0.01, 0.1]
+    assert list(res.summary.estimator) == ["15-bins", "bins", "kde"]
+    # invalid text: a readable message, and the last good result stays
+    at.text_input(key="cfg__grid__top-label__bins").input("7, many").run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    assert at.error and "'many' is not a number" in at.error[0].value
+    go(at, "app_pages/results.py")
+    assert "7, 9, 11" not in " ".join(m.value for m in at.markdown)  # sanity: page renders
+    assert len(at.get("plotly_chart")) == 2
+    go(at, "app_pages/evaluate.py")  # settings survive page changes
+    assert at.text_input(key="cfg__grid__top-label__bins").value == "7, many"
+
+
+def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
+    go(at, "app_pages/evaluate.py")
+    at.button(key="run").click().run()  # the defaults: already computed on the first visit
+    assert "Loaded from cache" in at.success[0].value
+    go(at, "app_pages/results.py")
+    go(at, "app_pages/evaluate.py")
+    at.number_input(key="cfg__seed").set_value(1).run()
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("simulated failure")
+
+    monkeypatch.setattr(calibdash, "evaluate", boom)
+    before = dict(at.session_state["active"])
+    at.button(key="run").click().run()
+    no_exception(at)
+    assert "simulated failure" in at.error[0].value
+    assert dict(at.session_state["active"]) == before
+    go(at, "app_pages/results.py")
+    assert len(at.get("plotly_chart")) == 2
+    # back to seed 0: instant, from the cache, even with evaluate broken
+    go(at, "app_pages/evaluate.py")
+    at.number_input(key="cfg__seed").set_value(0).run()
+    at.button(key="run").click().run()
+    assert "Loaded from cache" in at.success[0].value

@@ -1,0 +1,281 @@
+"""Streamlit glue shared by the pages: session state, the result cache, runs, help texts.
+
+All computation lives in ``calibdash``; this module only keeps state between reruns and
+pages and turns exceptions into messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import calibdash as cd
+from calibdash import demo
+from calibdash.gridtext import format_grid, parse_grid_text
+from calibdash.specs import DEFAULT_ESTIMATORS, SPECS, resolve
+
+NOTIONS = ("top-label", "canonical", "classwise")
+DEFAULT_NOTIONS = ["top-label", "canonical"]
+MAX_CACHED_RESULTS = 24
+
+HELP = {
+    "notion": "What 'calibrated' means. Top-label: when the model says 80% for its predicted class, "
+    "is it right 80% of the time? Canonical: is the whole probability vector right (every class at once)? "
+    "Classwise: is each class's probability right, class by class?",
+    "estimators": "Ways of estimating the calibration error. Binning groups predictions by confidence; "
+    "kde smooths with a kernel; ukkr/kkkr are kernel ridge regressions; temperature fits a one-number "
+    "rescaling. '15-bins' is the common fixed-binning baseline. The risk decides which one to trust.",
+    "risk": "The risk (Gruber & Bach, Eq. 20) scores an estimator by how well it predicts calibration "
+    "gaps on data it did not see. Lower is better; it is how the app chooses between estimators and settings.",
+    "n_bins": "Number of bins: more bins follow the data more closely but each bin is noisier.",
+    "bandwidth": "Bandwidth of the kernel: how far each prediction's influence spreads. Small = wiggly "
+    "(noisy), large = smooth (may miss real structure).",
+    "lam": "Ridge lambda: the strength of the smoothing penalty of the kernel ridge estimator. Large = "
+    "smoother, small = follows the data (noisier).",
+    "temperature": "'fit' fits the temperature on each training fold; numbers are fixed temperatures "
+    "(below 1 sharpens, above 1 softens the probabilities).",
+    "test_size": "Fraction of rows held out and used only for the final estimate, never for choosing.",
+    "n_folds": "Cross-validation folds on the remaining rows, used to compute the risk of every setting.",
+    "seed": "Random seed of the split, so a run can be repeated exactly.",
+    "bins": "Number of bins of the reliability diagram (display only; it does not change the estimates).",
+    "strategy": "Equal width: bins of the same width in confidence. Equal mass: bins holding the same "
+    "number of predictions (better where predictions are crowded, e.g. near 100%).",
+    "bootstrap": "Resamples used for the shaded band: the range where the observed frequency of a bin "
+    "would fall 90% of the time if the data were drawn again. 0 turns the band off.",
+}
+
+
+# -- state ----------------------------------------------------------------------------
+def init_state():
+    """Defaults for the shared keys, and keep widget values alive when their page is not shown."""
+    ss = st.session_state
+    ss.setdefault("source", "demo")
+    ss.setdefault("demo_name", demo.DEFAULT_DEMO)
+    ss.setdefault("results", {})  # cache key -> EvaluationResult
+    ss.setdefault("active", {})  # data sha256 -> {notion: cache key} of the last good run
+    ss.setdefault("run_message", None)
+    # Streamlit forgets a widget's value when a page without it runs; reassigning the
+    # value every run keeps the Evaluate and Reliability settings across page changes.
+    for key in list(ss.keys()):
+        if isinstance(key, str) and (key in ("source", "demo_name") or key.startswith(("cfg__", "rel__", "view__", "src__"))):
+            ss[key] = ss[key]
+
+
+@st.cache_resource(show_spinner="Preparing the demo data (first use only)...")
+def _demo(name):
+    return demo.load_demo(name)
+
+
+def current_dataset():
+    """(label, Predictions, origin) of the data in use: the upload if chosen and valid, else the demo."""
+    ss = st.session_state
+    if ss.get("source") == "upload" and ss.get("upload") is not None:
+        return ss["upload"].source_name, ss["upload"], "upload"
+    name = ss.get("demo_name", demo.DEFAULT_DEMO)
+    return name, _demo(name), "demo"
+
+
+def load_upload(pred_file, labels_file, kind):
+    """Load an upload into the session; returns an error message or None (never raises)."""
+    ss = st.session_state
+    sig = (getattr(pred_file, "file_id", pred_file.name), getattr(labels_file, "file_id", None) if labels_file else None, kind)
+    if ss.get("upload_sig") == sig:
+        return ss.get("upload_error")
+    ss["upload_sig"] = sig
+    try:
+        for f in (pred_file, labels_file):
+            if f is not None:
+                f.seek(0)
+        pred = cd.load_predictions(pred_file, labels_file, kind=kind, name=pred_file.name)
+    except cd.InputError as e:
+        ss["upload_error"] = str(e)
+    except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
+        ss["upload_error"] = f"Could not read {pred_file.name}: {e}"
+    else:
+        ss["upload"], ss["upload_error"] = pred, None
+    return ss["upload_error"]
+
+
+# -- configuration and cache ----------------------------------------------------------
+def tuned_param(name):
+    """The hyperparameter the pipeline tunes for estimator ``name`` (e.g. "bandwidth")."""
+    return cd.FAMILIES[SPECS[name].family].path_param
+
+
+def editable(name, notion):
+    """Whether the tuned grid of ``name`` is worth editing (the 15-bin baseline is fixed)."""
+    return name != "15-bins"
+
+
+def default_grid_text(notion, name):
+    """The paper's grid of ``name`` for ``notion`` as editable text."""
+    _, grids = resolve(notion, [name])
+    return format_grid(grids[name][tuned_param(name)])
+
+
+def _same_text(a, b):
+    return [t.strip() for t in a.split(",")] == [t.strip() for t in b.split(",")]
+
+
+def default_config(notion):
+    """The paper's settings for one notion (what the first visit runs on the demo)."""
+    return {"notion": notion, "estimators": list(DEFAULT_ESTIMATORS[notion]), "grids": {}, "test_size": 0.2, "n_folds": 5, "random_state": 0}
+
+
+def config_key(data_sha, config):
+    """sha256 of the data fingerprint and the canonical JSON of the resolved configuration."""
+    names, full = resolve(config["notion"], config["estimators"], config["grids"] or None)
+    canon = {
+        "notion": config["notion"],
+        "estimators": names,
+        "grids": full,
+        "test_size": float(config["test_size"]),
+        "n_folds": int(config["n_folds"]),
+        "random_state": int(config["random_state"]),
+    }
+    text = data_sha + json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_settings():
+    """The Evaluate page's widgets as one config per notion; raises ValueError with a message."""
+    ss = st.session_state
+    notions = ss.get("cfg__notions", DEFAULT_NOTIONS)
+    if not notions:
+        raise ValueError("Choose at least one notion of calibration.")
+    configs = []
+    for notion in notions:
+        names = ss.get(f"cfg__est__{notion}", list(DEFAULT_ESTIMATORS[notion]))
+        if not names:
+            raise ValueError(f"Choose at least one estimator for the {notion} notion.")
+        grids = {}
+        for name in names:
+            if not editable(name, notion):
+                continue
+            text = ss.get(f"cfg__grid__{notion}__{name}")
+            # The default text shows rounded values; unchanged text means the exact defaults
+            # (and the same cache key as the automatic first run).
+            if text is None or _same_text(text, default_grid_text(notion, name)):
+                continue
+            param = tuned_param(name)
+            try:
+                grids[name] = {param: parse_grid_text(text, param)}
+            except ValueError as e:
+                raise ValueError(f"{notion}, {name}: {e}") from None
+        config = {
+            "notion": notion,
+            "estimators": list(names),
+            "grids": grids,
+            "test_size": float(ss.get("cfg__test_size", 0.2)),
+            "n_folds": int(ss.get("cfg__n_folds", 5)),
+            "random_state": int(ss.get("cfg__seed", 0)),
+        }
+        resolve(notion, config["estimators"], grids or None)  # checks every value, with clear messages
+        configs.append(config)
+    return configs
+
+
+def _store(key, result):
+    results = st.session_state["results"]
+    results[key] = result
+    while len(results) > MAX_CACHED_RESULTS:
+        results.pop(next(iter(results)))
+
+
+def run_configs(pred, configs, container=None):
+    """Evaluate every config (one per notion), reusing cached results.
+
+    Returns (ok, message). On failure the previous result stays active.
+    """
+    ss = st.session_state
+    box = container if container is not None else st
+    t0 = time.perf_counter()
+    try:
+        keys = {c["notion"]: config_key(pred.sha256, c) for c in configs}
+    except ValueError as e:
+        return False, str(e)
+    todo = [c for c in configs if keys[c["notion"]] not in ss["results"]]
+    if todo:
+        bar = box.progress(0.0, text="Starting...")
+        try:
+            for i, c in enumerate(todo):
+                def progress(done, total, message, i=i, notion=c["notion"]):
+                    frac = (i + done / max(total, 1)) / len(todo)
+                    bar.progress(min(max(frac, 0.0), 1.0), text=f"{notion}: {message}")
+
+                res = cd.evaluate(
+                    pred, notion=c["notion"], estimators=c["estimators"], grids=c["grids"] or None,
+                    test_size=c["test_size"], n_folds=c["n_folds"], random_state=c["random_state"],
+                    n_jobs=-1, progress=progress,
+                )
+                _store(keys[c["notion"]], res)
+        except Exception as e:  # noqa: BLE001 - a failed run is reported, the last good result kept
+            bar.empty()
+            return False, f"The evaluation failed: {e}"
+        bar.empty()
+        message = f"Finished in {time.perf_counter() - t0:.1f} s ({', '.join(keys)})."
+    else:
+        message = f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
+    ss["active"][pred.sha256] = keys
+    return True, message
+
+
+def active_results():
+    """{notion: EvaluationResult} of the last good run on the current data ({} when none)."""
+    _, pred, _ = current_dataset()
+    keys = st.session_state["active"].get(pred.sha256, {})
+    return {n: st.session_state["results"][k] for n, k in keys.items() if k in st.session_state["results"]}
+
+
+def ensure_demo_result():
+    """Run the default evaluation of a demo set once, so that a first visitor sees results."""
+    label, pred, origin = current_dataset()
+    if origin != "demo" or active_results():
+        return
+    placeholder = st.empty()  # cleared once the run is over
+    box = placeholder.container()
+    box.info(f"Analysing the demo set '{label}' with the default settings (a few seconds, first visit only)...")
+    ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], container=box)
+    placeholder.empty()
+    if not ok:
+        st.error(message)
+
+
+def notion_picker(results, key="view__notion"):
+    """Radio to choose which notion's result to show; returns the chosen notion."""
+    options = [n for n in NOTIONS if n in results]
+    ss = st.session_state
+    if ss.get(key) not in options:
+        ss[key] = options[0]
+    return st.radio("Notion shown", options, key=key, horizontal=True, help=HELP["notion"])
+
+
+def sidebar():
+    """The data in use and what has been evaluated, on every page."""
+    label, pred, origin = current_dataset()
+    with st.sidebar:
+        st.markdown(f"**Data:** {label}  \n{pred.n:,} rows, {pred.d} classes ({origin})")
+        res = active_results()
+        if res:
+            st.markdown("**Evaluated:** " + ", ".join(res))
+        else:
+            st.markdown("**Evaluated:** not yet (see Evaluate)")
+        st.caption("Gruber & Bach, TMLR 2025: estimators of squared calibration errors, chosen by a risk.")
+
+
+def show_no_result():
+    """What the Results page says before any evaluation of the current data."""
+    st.info("No evaluation of these data yet. Open **Evaluate** and press **Run**.")
+    st.page_link("app_pages/evaluate.py", label="Go to Evaluate", icon=":material/play_arrow:")
+
+
+
+def class_balance(pred):
+    """DataFrame of class name and share of labels (for the Data page)."""
+    counts = np.bincount(pred.labels, minlength=pred.d)
+    return pd.DataFrame({"class": [str(c) for c in pred.class_names], "share": counts / max(pred.n, 1)})
