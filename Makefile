@@ -4,8 +4,11 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 DEV_STAMP := $(VENV)/.dev-installed
+RUN_STAMP := $(VENV)/.run-installed
+PORT   ?= 8501
+CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test bench clean
+.PHONY: run test bench bench-large bench-app results clean
 
 $(PY):
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -18,14 +21,41 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	@touch $@
 
-run:
-	@echo "The app is not built yet (it comes with the dashboard issue)." >&2; exit 1
+$(RUN_STAMP): requirements.txt | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
 
-test: $(DEV_STAMP)
+# The browser tests drive Debian's chromium (never `playwright install`: it downloads a browser).
+$(CHROMIUM):
+	@if [ "$$(id -u)" = 0 ]; then \
+	  apt-get update -qq && apt-get install -y -qq chromium; \
+	else \
+	  echo "The browser tests need Debian's chromium; run: sudo apt-get update && sudo apt-get install -y chromium" >&2; \
+	fi
+
+run: $(RUN_STAMP)
+	$(PY) -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
+	  --server.port $(PORT) --browser.gatherUsageStats false
+
+test: $(DEV_STAMP) | $(CHROMIUM)
 	$(PY) -m pytest
 
+# Benchmarks write their figures to BENCHMARKS.md; run them on an otherwise idle machine.
 bench: $(DEV_STAMP)
 	$(PY) bench/bench_core.py
+	$(PY) bench/bench_loading.py
+	$(PY) bench/bench_pipeline.py fold cifar100 scaling
+
+bench-large: $(DEV_STAMP)
+	$(PY) bench/bench_pipeline.py large
+
+# Regenerates the tables of docs/results.md (a few minutes).
+results: $(DEV_STAMP)
+	$(PY) bench/results_tables.py
+
+bench-app: $(DEV_STAMP) | $(CHROMIUM)
+	$(PY) bench/bench_app.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -1,0 +1,135 @@
+"""A real ``streamlit run`` of the app and Debian's chromium driven by Playwright.
+
+Shared by the end-to-end tests and ``bench/bench_app.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = "/usr/bin/chromium"
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+               "--disable-component-update", "--disable-sync"]
+OUTPUT = ROOT / "tests" / "output"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def streamlit_server(cache_dir, timeout=60):
+    """Start the app on a free localhost port; yield its URL; stop it."""
+    port = free_port()
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    log = open(Path(cache_dir) / f"streamlit_{port}.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+         "--server.fileWatcherType", "none"],
+        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"streamlit did not start; see {log.name}")
+            time.sleep(0.3)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+def require_chromium():
+    if not Path(CHROMIUM).exists():
+        raise RuntimeError(
+            f"{CHROMIUM} is missing. Install Debian's chromium: apt-get update && apt-get install -y chromium "
+            "(`make test` does this when run as root). Never run `playwright install`."
+        )
+
+
+class Watched:
+    """A page whose console errors, page errors and Streamlit exception boxes are collected."""
+
+    def __init__(self, page):
+        self.page = page
+        self.errors = []
+        page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
+        page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+
+    def wait_idle(self, timeout=120_000):
+        """Wait until the script run is over (``stApp``'s ``data-test-script-state``).
+
+        A click starts its rerun asynchronously, so first allow it a moment to begin.
+        """
+        page = self.page
+        page.wait_for_selector('[data-testid="stApp"]', timeout=timeout)
+        try:
+            page.wait_for_function(
+                "() => document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state') === 'running'",
+                timeout=700,
+            )
+        except Exception:  # noqa: BLE001 - a fast rerun may finish before we look
+            pass
+        page.wait_for_function(
+            """() => {
+                const app = document.querySelector('[data-testid=stApp]');
+                const state = app && app.getAttribute('data-test-script-state');
+                return state && state !== 'running' && state !== 'initial';
+            }""",
+            timeout=timeout,
+        )
+        page.wait_for_timeout(200)
+
+    def check(self):
+        boxes = self.page.locator('[data-testid="stException"]')
+        problems = list(self.errors)
+        if boxes.count():
+            problems.append("Streamlit exception: " + boxes.first.inner_text()[:2000])
+        assert not problems, "\n".join(problems)
+
+    def goto_page(self, title):
+        self.page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+        self.wait_idle()
+
+
+def launch(playwright, headless=True):
+    require_chromium()
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=headless)
+
+
+def upload_and_run(w, path, timeout=180_000):
+    """On the Data page: upload ``path``; on Evaluate: press Run and wait for the result."""
+    page = w.page
+    w.goto_page("Data")
+    page.locator(".st-key-source").get_by_text("Upload my predictions").click()
+    w.wait_idle()
+    page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
+    page.get_by_text("In use: " + Path(path).name).wait_for(timeout=60_000)
+    w.wait_idle()
+    w.goto_page("Evaluate")
+    page.locator(".st-key-run button").first.click()
+    page.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=timeout)
+    w.wait_idle()
