@@ -11,30 +11,29 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import notions
+from .estimators import binning
+
 STRATEGIES = ("uniform", "quantile")
 
 
 def bin_edges(conf, n_bins=15, strategy="uniform"):
-    """Bin edges on [0, 1]: equal width ("uniform") or equal mass ("quantile").
+    """Bin edges on [0, 1]: equal width ("uniform") or equal mass ("quantile"), the same
+    edges the binning estimator uses (:func:`calibdash.estimators.binning.bin_edges`).
 
-    Equal-mass edges are quantiles of ``conf``; repeated quantiles (ties, e.g. many
-    predictions at exactly 1) are merged, so fewer than ``n_bins`` bins may result.
+    Repeated quantiles (ties, e.g. many predictions at exactly 1) are merged, so fewer than
+    ``n_bins`` bins may result.
     """
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
         raise ValueError(f"n_bins must be a positive whole number, got {n_bins!r}.")
-    n_bins = int(n_bins)
-    if strategy == "uniform":
-        return np.linspace(0.0, 1.0, n_bins + 1)
-    if strategy == "quantile":
-        inner = np.quantile(np.asarray(conf, dtype=np.float64), np.linspace(0, 1, n_bins + 1)[1:-1])
-        return np.unique(np.concatenate([[0.0], np.clip(inner, 0.0, 1.0), [1.0]]))
-    raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
+    return binning.bin_edges(np.asarray(conf, dtype=np.float64), int(n_bins), strategy)
 
 
-def assign_bins(conf, edges):
-    """Bin index of each value: bin b holds (edges[b], edges[b+1]], bin 0 also holds edges[0]."""
-    idx = np.searchsorted(edges, conf, side="left") - 1
-    return np.clip(idx, 0, len(edges) - 2)
+# Bin b holds edges[b] <= z < edges[b+1] and z = 1 goes in the last bin: the diagram must
+# put every point in the bin the estimators put it in.
+assign_bins = binning.bin_index
 
 
 def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, level=0.9, random_state=0):
@@ -110,9 +109,8 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
 
 def top_label(P, y):
     """(confidence, correct) of the top-label reliability diagram."""
-    P = np.asarray(P, dtype=np.float64)
-    y = np.asarray(y)
-    return P.max(axis=1), (P.argmax(axis=1) == y).astype(np.float64)
+    c, _, k = notions.top_label(np.asarray(P, dtype=np.float64))
+    return c, (k == np.asarray(y)).astype(np.float64)
 
 
 def one_class(P, y, k):
@@ -124,9 +122,6 @@ def one_class(P, y, k):
 def per_class_tables(P, y, classes, **kwargs):
     """{class index: reliability_table} for the given classes (canonical/classwise panels)."""
     return {k: reliability_table(*one_class(P, y, k), **kwargs) for k in classes}
-
-
-
 
 
 def selected_recalibration(result, P):
@@ -154,4 +149,6 @@ def selected_recalibration(result, P):
         except ValueError:
             continue
     return None, None
+
+
 __all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_table", "top_label", "one_class", "per_class_tables", "selected_recalibration"]

@@ -74,3 +74,20 @@ def test_per_class_and_errors():
         rl.bin_edges(P[:, 0], 5, "log")
     with pytest.raises(ValueError, match="n_bins"):
         rl.bin_edges(P[:, 0], 0)
+
+
+
+def test_bins_agree_with_the_binning_estimator_even_on_edges():
+    """Points exactly on an edge (0.5, 0.75, 1.0: exact in binary) go to the same bin in
+    the diagram as in the binning estimator, the upper one (1.0 to the last), and per bin
+    confidence - accuracy equals the estimator's fitted gap."""
+    import calibdash as cd
+
+    c = np.array([0.5, 0.5, 0.75, 0.75, 1.0, 1.0, 0.6, 0.9, 0.55, 0.8])
+    P = np.column_stack([c, 1 - c])
+    y = np.array([0, 1, 0, 0, 0, 1, 1, 0, 0, 1])
+    t = rl.reliability_table(*rl.top_label(P, y), n_bins=4, n_boot=0)
+    assert t["count"].tolist() == [0, 0, 4, 6]  # [0.5, 0.75) holds 0.5, 0.5, 0.6, 0.55
+    est = cd.make_estimator("bins", notion="top-label", n_bins=4).fit(P, y)
+    filled = t["count"].to_numpy() > 0
+    np.testing.assert_allclose((t["confidence"] - t["accuracy"]).to_numpy()[filled], est.gaps_[0][filled], rtol=1e-12)
