@@ -69,16 +69,11 @@ def pair_loss_sum(U, F, G=None, route="auto"):
 
 
 def _feature_route(U, F, G):
-    UtU = U.T @ U
-    uu = np.einsum("ij,ij->i", U, U)
     if G is None:
+        UtU = U.T @ U
+        uu = np.einsum("ij,ij->i", U, U)
         return _plug_in_feature_loss(U, float(np.sum(UtU * UtU)), uu, F)
-    FtU = F.T @ U
-    FtF = F.T @ F
-    GC = G @ FtF
-    ff = np.einsum("ij,ij->i", F @ G, F)
-    full = np.sum(UtU * UtU) - 2.0 * np.sum((G @ FtU) * FtU) + np.sum(GC * GC.T)
-    return float(full - np.sum((uu - ff) ** 2))
+    return SharedFeatureLoss(U, F).pair_loss(G)
 
 
 def _gram_route(U, F, G):
@@ -108,11 +103,16 @@ class SharedFeatureLoss:
         self.FtF = F.T @ F
         self.n = U.shape[0]
 
-    def __call__(self, G):
+    def pair_loss(self, G):
+        """sum_{i != j} (<u_i, u_j> - f_i^T G f_j)^2."""
         GC = G @ self.FtF
         ff = np.einsum("ij,ij->i", self.F @ G, self.F)
         full = self.const - 2.0 * np.sum((G @ self.FtU) * self.FtU) + np.sum(GC * GC.T)
-        return float(full - np.sum((self.uu - ff) ** 2)) / (self.n * (self.n - 1))
+        return float(full - np.sum((self.uu - ff) ** 2))
+
+    def __call__(self, G):
+        """The risk, Eq. (20)."""
+        return self.pair_loss(G) / (self.n * (self.n - 1))
 
 
 def _plug_in_feature_loss(U, UtU_sq, uu, V):
