@@ -6,8 +6,6 @@ pages and turns exceptions into messages.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import time
 
 import numpy as np
@@ -17,7 +15,7 @@ import streamlit as st
 import calibdash as cd
 from calibdash import demo
 from calibdash.gridtext import format_grid, parse_grid_text
-from calibdash.specs import DEFAULT_ESTIMATORS, SPECS, resolve
+from calibdash.specs import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
 
 NOTIONS = ("top-label", "canonical", "classwise")
 DEFAULT_NOTIONS = ["top-label", "canonical"]
@@ -102,11 +100,6 @@ def load_upload(pred_file, labels_file, kind):
 
 
 # -- configuration and cache ----------------------------------------------------------
-def tuned_param(name):
-    """The hyperparameter the pipeline tunes for estimator ``name`` (e.g. "bandwidth")."""
-    return cd.FAMILIES[SPECS[name].family].path_param
-
-
 def editable(name, notion):
     """Whether the tuned grid of ``name`` is worth editing (the 15-bin baseline is fixed)."""
     return name != "15-bins"
@@ -128,18 +121,8 @@ def default_config(notion):
 
 
 def config_key(data_sha, config):
-    """sha256 of the data fingerprint and the canonical JSON of the resolved configuration."""
-    names, full = resolve(config["notion"], config["estimators"], config["grids"] or None)
-    canon = {
-        "notion": config["notion"],
-        "estimators": names,
-        "grids": full,
-        "test_size": float(config["test_size"]),
-        "n_folds": int(config["n_folds"]),
-        "random_state": int(config["random_state"]),
-    }
-    text = data_sha + json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    """Cache key of a run: :func:`calibdash.specs.config_fingerprint` of its settings."""
+    return config_fingerprint(data_sha, **config)
 
 
 def read_settings():

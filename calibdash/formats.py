@@ -1006,8 +1006,6 @@ def _column_values(col):
 
 
 def _refuse_non_numeric(col, where, k):
-    import pandas as pd
-
     values = col.to_numpy(dtype=object, na_value=None)
     for i, v in enumerate(values):
         if v is None:

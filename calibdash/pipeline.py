@@ -20,12 +20,12 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import threadpool_limits
 
-from .estimators import FAMILIES, make_estimator
+from .estimators import make_estimator
 from .estimators.ensemble import FoldEnsemble
 from .loading import Predictions, canonical_sha256
 from .notions import validate
 from .result import EvaluationResult
-from .specs import SPECS, combinations, resolve
+from .specs import SPECS, combinations, resolve, tuned_param
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is the costliest alone, the rest are cheap together.
@@ -58,10 +58,6 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
     return test, folds
 
 
-def _tuned_param(name):
-    return FAMILIES[SPECS[name].family].path_param
-
-
 # Families whose fitted state is the training set itself: refitting costs nothing, so
 # their models are not shipped between processes (at 50,000 x 1,000 one would be 256 MB).
 _REFIT_FAMILIES = {"kde"}
@@ -78,7 +74,7 @@ def _fold_task(P, y, train, val, notion, items):
     out = {}
     for name, grid in items:
         t0 = time.perf_counter()
-        family, path_param = SPECS[name].family, _tuned_param(name)
+        family, path_param = SPECS[name].family, tuned_param(name)
         values = grid[path_param]
         others = {k: v for k, v in grid.items() if k != path_param}
         runs = []
@@ -258,7 +254,7 @@ def evaluate(
     chosen_params = {}
     for name, (c_best, v_best) in chosen_index.items():
         combo = fold_out[0][name][c_best][0]
-        chosen_params[name] = {**combo, _tuned_param(name): full_grids[name][_tuned_param(name)][v_best]}
+        chosen_params[name] = {**combo, tuned_param(name): full_grids[name][tuned_param(name)][v_best]}
     holdout_jobs, keys = [], []
     for name in names:
         c_best, v_best = chosen_index[name]
@@ -282,7 +278,7 @@ def evaluate(
 
     summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
     for name in names:
-        spec, path_param = SPECS[name], _tuned_param(name)
+        spec, path_param = SPECS[name], tuned_param(name)
         values = full_grids[name][path_param]
         combos = [combo for combo, _, _ in fold_out[0][name]]
         for k in range(n_folds):

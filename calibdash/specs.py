@@ -7,7 +7,9 @@ without tuning; "bins" is the same family tuned over ``n_bins``.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 from dataclasses import dataclass
 
 from .estimators import FAMILIES, make_estimator
@@ -103,10 +105,32 @@ def resolve(notion, estimators=None, grids=None):
     return names, full
 
 
+def tuned_param(name):
+    """The hyperparameter the pipeline tunes for estimator ``name`` (e.g. "bandwidth")."""
+    return FAMILIES[SPECS[name].family].path_param
+
+
+def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0):
+    """sha256 identifying an evaluation: the data's fingerprint and the fully resolved
+    configuration (default grids written out), so that equal runs get equal keys however
+    their settings were spelled."""
+    names, full = resolve(notion, estimators, grids or None)
+    canon = {
+        "notion": notion,
+        "estimators": names,
+        "grids": full,
+        "test_size": float(test_size),
+        "n_folds": int(n_folds),
+        "random_state": int(random_state),
+    }
+    text = data_sha256 + json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def combinations(grid):
     """Every combination of the grid's values, as dicts, in order."""
     keys = list(grid)
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["SPECS", "DEFAULT_ESTIMATORS", "NOTIONS", "available_estimators", "resolve", "combinations"]
+__all__ = ["SPECS", "DEFAULT_ESTIMATORS", "NOTIONS", "available_estimators", "resolve", "combinations", "tuned_param", "config_fingerprint"]

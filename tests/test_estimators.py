@@ -134,8 +134,7 @@ def test_low_rank_path_is_exact_ridge_of_the_nystroem_kernel(fam, notion):
             kb = np.array([brute.rbf(b, c, 0.5) for c in C])
             return float(ka @ Kpinv @ kb)
 
-        # one problem at a time: select it by running brute force on that problem alone
-        fn = brute.ukkr_h if fam == "ukkr" else brute.kkkr_h
+        # one problem at a time, with the approximate kernel k~
         probs_tr = brute.notion_problems(P_tr, y_tr, notion)[j]
         probs_a = brute.notion_problems(P_a, np.zeros(len(P_a), int), notion)[j]
         z_tr, t_tr, za = probs_tr[0], probs_tr[2], probs_a[0]

@@ -7,7 +7,6 @@ import dataclasses
 import io
 import pickle
 import zipfile
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
