@@ -202,3 +202,16 @@ def test_kde_fold_models_are_refitted_on_use_and_agree_with_the_holdout_estimate
     test, _ = make_split(len(y), 0.2, 5, 0)
     assert ens.squared_error(P[test]) == pytest.approx(res.summary.loc[0, "squared_estimate"], rel=1e-12)
     assert ens.recalibration(P[test]).shape == (len(test), P.shape[1])
+
+
+def test_config_fingerprint_identifies_a_run_however_it_is_spelled():
+    from calibdash.grids import default_grid
+    from calibdash.specs import config_fingerprint
+
+    sha = "ab" * 32
+    implicit = config_fingerprint(sha, "top-label", ["kde"])
+    explicit = config_fingerprint(sha, "top-label", ["kde"], {"kde": default_grid("kde", "top-label")}, 0.2, 5, 0)
+    assert implicit == explicit
+    assert config_fingerprint(sha, "top-label", ["kde"], random_state=1) != implicit
+    assert config_fingerprint("cd" * 32, "top-label", ["kde"]) != implicit
+    assert config_fingerprint(sha, "top-label", ["kde"], {"kde": {"bandwidth": [0.1]}}) != implicit

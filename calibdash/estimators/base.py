@@ -13,6 +13,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from ..notions import NOTIONS, check_notion, problem_residuals, problem_targets, problems, residuals, validate
+from ..simplex import check_labels
 
 
 def block_diag_or_none(blocks):
@@ -220,8 +221,8 @@ class EstimatorPath:
 
     def risks(self, P, y):
         """Eq. (20) of every estimator on held-out (P, y)."""
-        P, y = validate(P, y)
         first = self.estimators[0]
         P = first._check_fitted(P)
+        y = check_labels(y, P.shape[0], P.shape[1])
         U = residuals(P, y, first.notion)
         return type(first)._path_risks(self.estimators, P, U)
