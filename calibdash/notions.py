@@ -83,22 +83,20 @@ def residuals(P, y, notion):
     raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
 
 
-def problem_residuals(U, notion):
-    """Split the residuals into one block per problem, matching :func:`problems`."""
-    if notion == "classwise":
-        return [U[:, [k]] for k in range(U.shape[1])]
-    return [U]
-
-
-def problem_targets(P, y, notion):
-    """Targets T_k of each problem (Z_k - T_k is the residual block), matching :func:`problems`."""
+def training_problems(P, y, notion):
+    """(Problem, residual block U_k, target block T_k) for each problem of the notion, with
+    the top-label confidence and the one-hot targets computed once (an estimator's fit)."""
     if notion == "top-label":
-        _, _, k = top_label(P)
-        return [(k == y).astype(np.float64)[:, None]]
+        c, rest, k = top_label(P)
+        t = (k == y).astype(np.float64)[:, None]
+        return [(Problem(c[:, None], np.column_stack([c, rest])), c[:, None] - t, t)]
     T = one_hot(y, P.shape[1])
+    U = P - T
     if notion == "canonical":
-        return [T]
-    return [T[:, [k]] for k in range(P.shape[1])]
+        return [(Problem(P, P), U, T)]
+    if notion == "classwise":
+        return [(p, U[:, [k]], T[:, [k]]) for k, p in enumerate(problems(P, notion))]
+    raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
 
 
 def validate(P, y=None):

@@ -12,7 +12,7 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..notions import NOTIONS, check_notion, problem_residuals, problem_targets, problems, residuals, validate
+from ..notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
 from ..simplex import check_labels
 
 
@@ -82,8 +82,7 @@ class CalibrationEstimator(BaseEstimator):
         memo = getattr(self, "_problems_memo", None)
         if memo is not None and "problems" in memo:
             return memo["problems"]
-        U = residuals(P, y, self.notion)
-        out = list(zip(problems(P, self.notion), problem_residuals(U, self.notion), problem_targets(P, y, self.notion)))
+        out = training_problems(P, y, self.notion)
         if memo is not None:
             memo["problems"] = out
         return out

@@ -65,11 +65,7 @@ class KernelCentres:
 
     @classmethod
     def from_targets(cls, S, T):
-        if T.shape[1] > 1 and bool(np.all(T.sum(axis=1) == 1)) and bool(np.all((T == 0) | (T == 1))):
-            labels = T.argmax(axis=1)
-            order = np.argsort(labels, kind="stable")
-            present, starts = np.unique(labels[order], return_index=True)
-            return cls(S[order], None, present, starts, T.shape[1])
+        """Centres with arbitrary targets (the one-dimensional notions)."""
         return cls(S, T, n_targets=T.shape[1])
 
 
