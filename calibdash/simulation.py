@@ -117,3 +117,37 @@ def simulation_truth(n_classes=5, alpha=0.04, distortion=0.3, n_mc=2_000_000, ra
         )
     )
     return {k: float(v) for k, v in out.items()}
+
+
+WIDMANN_MODELS = ("calibrated", "mixed", "uniform")
+
+
+def widmann_simulation(model="calibrated", n=250, n_classes=10, alpha=0.1, random_state=None):
+    """The three models of Widmann, Lindsten & Zachariah (2019), Sec. 5.
+
+    Predictions g(X) ~ Dirichlet(alpha * 1); labels from
+    M1 ``"calibrated"``: Y ~ Cat(g(X));
+    M2 ``"mixed"``: Y ~ Cat(g(X)) with probability 1/2, else Y = the first class;
+    M3 ``"uniform"``: Y ~ Cat(uniform), whatever the prediction.
+
+    Returns
+    -------
+    Simulation
+        ``true_probs`` holds P(Y | g(X)): g, (g + e_1) / 2 and uniform respectively.
+    """
+    if model not in WIDMANN_MODELS:
+        raise ValueError(f"model must be one of {', '.join(map(repr, WIDMANN_MODELS))}; got {model!r}.")
+    rng = np.random.default_rng(random_state)
+    log_g = log_dirichlet(rng, np.full(n_classes, alpha), n)
+    g = np.exp(log_g)
+    if model == "calibrated":
+        true = g
+    elif model == "mixed":
+        true = 0.5 * g
+        true[:, 0] += 0.5
+    else:
+        true = np.full_like(g, 1.0 / n_classes)
+    y = sample_labels(rng, true)
+    with np.errstate(divide="ignore"):
+        log_true = log_g if model == "calibrated" else np.log(true)
+    return Simulation(g, y, true, log_true)

@@ -179,3 +179,22 @@ def test_low_rank_path_changes_risk_and_estimate_by_under_0p1_percent(name, noti
             s_approx = approx.estimators[i].squared_error(P_ev)
             assert abs(r_approx[i] - r_exact[i]) < 1e-3 * r_exact[i], (fam, lams[i])
             assert abs(s_approx - s_exact) < 1e-3 * abs(s_exact), (fam, lams[i], s_exact, s_approx)
+
+
+def test_widmann_models_have_their_conditional_label_distributions():
+    from calibdash.simulation import widmann_simulation
+
+    n = 40_000
+    for model, expect_first in [("calibrated", None), ("mixed", None), ("uniform", 0.1)]:
+        sim = widmann_simulation(model, n=n, random_state=3)
+        assert sim.probs.shape == (n, 10) and np.allclose(sim.probs.sum(axis=1), 1)
+        # Labels follow true_probs: the class frequencies match their mean within 4 s.e.
+        freq = np.bincount(sim.labels, minlength=10) / n
+        mean = sim.true_probs.mean(axis=0)
+        assert np.all(np.abs(freq - mean) < 4 * np.sqrt(mean * (1 - mean) / n) + 1e-12)
+        if expect_first is not None:
+            assert np.allclose(sim.true_probs, expect_first)
+    mixed = widmann_simulation("mixed", n=10, random_state=0)
+    assert np.allclose(mixed.true_probs, 0.5 * mixed.probs + 0.5 * np.eye(10)[0])
+    with pytest.raises(ValueError, match="calibrated"):
+        widmann_simulation("M4")
