@@ -186,17 +186,21 @@ def run_configs(pred, configs, container=None):
     if todo:
         bar = box.progress(0.0, text="Starting...")
         try:
-            for i, c in enumerate(todo):
-                def progress(done, total, message, i=i, notion=c["notion"]):
-                    frac = (i + done / max(total, 1)) / len(todo)
-                    bar.progress(min(max(frac, 0.0), 1.0), text=f"{notion}: {message}")
+            # One joint run: the notions share the split and the pool of workers.
+            split = {k: todo[0][k] for k in ("test_size", "n_folds", "random_state")}
+            assert all(all(c[k] == v for k, v in split.items()) for c in todo), "notions must share the split"
 
-                res = cd.evaluate(
-                    pred, notion=c["notion"], estimators=c["estimators"], grids=c["grids"] or None,
-                    test_size=c["test_size"], n_folds=c["n_folds"], random_state=c["random_state"],
-                    n_jobs=-1, progress=progress,
-                )
-                _store(keys[c["notion"]], res)
+            def progress(done, total, message):
+                bar.progress(min(max(done / max(total, 1), 0.0), 1.0), text=message)
+
+            out = cd.evaluate_notions(
+                pred, notions=[c["notion"] for c in todo],
+                estimators={c["notion"]: c["estimators"] for c in todo},
+                grids={c["notion"]: c["grids"] or None for c in todo},
+                n_jobs=-1, progress=progress, **split,
+            )
+            for notion, res in out.items():
+                _store(keys[notion], res)
         except Exception as e:  # noqa: BLE001 - a failed run is reported, the last good result kept
             bar.empty()
             return False, f"The evaluation failed: {e}"

@@ -23,14 +23,16 @@ from threadpoolctl import threadpool_limits
 from .estimators import make_estimator
 from .estimators.ensemble import FoldEnsemble
 from .loading import Predictions, canonical_sha256
-from .notions import validate
+from .notions import NOTIONS, check_notion, validate
 from .result import EvaluationResult
 from .specs import SPECS, combinations, resolve, tuned_param
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is the costliest alone, the rest are cheap together.
 _GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde"}
-_GROUP_COST = {"kernel ridge": 2, "kde": 1, "fast": 0}
+# Rough seconds per fold on CIFAR-100 (one-dimensional problem, canonical), only to start
+# the longest tasks first.
+_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 1.1), "fast": (0.01, 0.05)}
 
 
 def make_split(n, test_size=0.2, n_folds=5, random_state=0):
@@ -157,6 +159,261 @@ def _versions():
     }
 
 
+class _NotionRun:
+    """The state of Algorithm 1 for one notion, so that the tasks of several notions can
+    share one pool of workers."""
+
+    def __init__(self, P, y, notion, estimators, grids, test, folds, keep_models):
+        self.P, self.y, self.notion = P, y, notion
+        self.names, self.full_grids = resolve(notion, estimators, grids)
+        self.test, self.folds, self.keep_models = test, folds, keep_models
+        n_folds = len(folds)
+        groups = defaultdict(list)
+        for name in self.names:
+            groups[_GROUP_OF_FAMILY.get(SPECS[name].family, "fast")].append((name, self.full_grids[name]))
+        def cost(group):
+            one_d, multi = _GROUP_COST[group]
+            return {"top-label": one_d, "classwise": one_d * P.shape[1], "canonical": multi}[notion]
+
+        self.fold_tasks = [(cost(g), k, items) for g, items in groups.items() for k in range(n_folds)]
+        self.fold_out = [dict() for _ in range(n_folds)]
+        self.seconds = defaultdict(float)
+        self.diags, self.members = {}, defaultdict(dict)
+
+    def absorb_fold(self, k, out):
+        for name, (runs, sec) in out.items():
+            self.fold_out[k][name] = runs
+            self.seconds[name] += sec
+
+    def select(self):
+        """Per estimator the grid value of lowest mean validation risk; returns the holdout
+        tasks of the chosen fold models as (name, fold, params, model or None)."""
+        n_folds = len(self.folds)
+        # risks[name][fold, combination of fixed parameters, tuned value]
+        self.risks, self.chosen_index, self.chosen_params = {}, {}, {}
+        for name in self.names:
+            self.risks[name] = np.array([[r for _, r, _ in self.fold_out[k][name]] for k in range(n_folds)])
+            c_best, v_best = np.unravel_index(int(np.argmin(self.risks[name].mean(axis=0))), self.risks[name].shape[1:])
+            self.chosen_index[name] = (int(c_best), int(v_best))
+            combo = self.fold_out[0][name][int(c_best)][0]
+            self.chosen_params[name] = {**combo, tuned_param(name): self.full_grids[name][tuned_param(name)][int(v_best)]}
+        tasks = []
+        for name in self.names:
+            c_best, v_best = self.chosen_index[name]
+            for k in range(n_folds):
+                models_k = self.fold_out[k][name][c_best][2]
+                tasks.append((name, k, self.chosen_params[name], None if models_k is None else models_k[v_best]))
+        return tasks
+
+    def absorb_holdout(self, name, k, diag, model, sec):
+        self.diags[name, k] = diag
+        if self.keep_models:
+            if model is None:
+                model = RefitOnUse(SPECS[name].family, self.notion, self.chosen_params[name], self.P, self.y, self.folds[k][0])
+            self.members[name][k] = model
+        self.seconds[name] += sec
+
+    def result(self, seconds, data_sha256):
+        n_folds = len(self.folds)
+        summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
+        for name in self.names:
+            spec, path_param = SPECS[name], tuned_param(name)
+            values = self.full_grids[name][path_param]
+            combos = [combo for combo, _, _ in self.fold_out[0][name]]
+            risks = self.risks[name]
+            for k in range(n_folds):
+                for c, combo in enumerate(combos):
+                    for v, value in enumerate(values):
+                        curve_rows.append(
+                            {
+                                "estimator": name,
+                                "family": spec.family,
+                                "param": path_param,
+                                "value": value,
+                                "fixed": _format_params(combo),
+                                "fold": k,
+                                "val_risk": float(risks[k, c, v]),
+                            }
+                        )
+            c_best, v_best = self.chosen_index[name]
+            chosen = self.chosen_params[name]
+            fold_risks = risks[:, c_best, v_best]
+            fold_sq = np.array([float(np.mean(self.diags[name, k])) for k in range(n_folds)])
+            if self.keep_models:
+                models[name] = FoldEnsemble([self.members[name][k] for k in range(n_folds)])
+            for k in range(n_folds):
+                fold_rows.append({"estimator": name, "fold": k, "squared_estimate": float(fold_sq[k])})
+
+            edges = {}
+            grid = self.full_grids[name]
+            for param, value in chosen.items():
+                side = _at_edge(grid[param], value)
+                if side:
+                    edges[param] = side
+                    warnings.append(
+                        f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid "
+                        f"({min(grid[param]):g} to {max(grid[param]):g}); the optimum may lie beyond it, so "
+                        f"extend the grid (grids={{'{name}': {{'{param}': [...]}}}})."
+                    )
+            squared = float(fold_sq.mean())
+            root_k = np.sqrt(n_folds)
+            summary_rows.append(
+                {
+                    "estimator": name,
+                    "family": spec.family,
+                    "hyperparameters": _format_params(chosen),
+                    "params": chosen,
+                    "val_risk": float(fold_risks.mean()),
+                    "val_risk_se": float(fold_risks.std(ddof=1) / root_k),
+                    "sqrt_risk_x100": float(np.mean(np.sqrt(fold_risks)) * 100),
+                    "sqrt_risk_x100_se": float(np.std(np.sqrt(fold_risks), ddof=1) / root_k * 100),
+                    "estimate": float(np.sqrt(max(0.0, squared))),
+                    "estimate_se": float(np.std(np.sqrt(np.maximum(fold_sq, 0.0)), ddof=1) / root_k),
+                    "squared_estimate": squared,
+                    "squared_estimate_se": float(fold_sq.std(ddof=1) / root_k),
+                    "at_grid_edge": bool(edges),
+                    "seconds": float(self.seconds[name]),
+                }
+            )
+        n = len(self.y)
+        config = {
+            "call": {
+                "notion": self.notion,
+                "estimators": self.names,
+                "grids": self.full_grids,
+                "test_size": self.test_size,
+                "n_folds": n_folds,
+                "random_state": self.random_state,
+            },
+            "n": int(n),
+            "n_classes": int(self.P.shape[1]),
+            "n_optimisation": int(n - len(self.test)),
+            "n_test": int(len(self.test)),
+            "fold_sizes": [int(len(v)) for _, v in self.folds],
+            "data_sha256": data_sha256,
+            "versions": _versions(),
+            "seconds": float(seconds),
+        }
+        return EvaluationResult(
+            summary=pd.DataFrame(summary_rows),
+            curves=pd.DataFrame(curve_rows),
+            folds=pd.DataFrame(fold_rows),
+            config=config,
+            warnings=warnings,
+            models=models if self.keep_models else None,
+        )
+
+
+def _per_notion(value, notions, what):
+    """``value`` for each notion: a dict keyed by notion gives one per notion."""
+    if isinstance(value, dict) and value and set(value) <= set(NOTIONS):
+        missing = [n for n in notions if n not in value]
+        if missing:
+            raise ValueError(f"{what} were given per notion but not for {', '.join(map(repr, missing))}.")
+        return {n: value[n] for n in notions}
+    return {n: value for n in notions}
+
+
+def evaluate_notions(
+    P,
+    y=None,
+    notions=("top-label", "canonical"),
+    estimators=None,
+    grids=None,
+    test_size=0.2,
+    n_folds=5,
+    random_state=0,
+    n_jobs=1,
+    progress=None,
+    keep_models=True,
+):
+    """Algorithm 1 for several notions at once, on one split and one pool of workers.
+
+    The same as calling :func:`evaluate` once per notion (the numbers are identical), but
+    the tasks of all notions are scheduled together, longest first, so that two cores stay
+    busy: the one-dimensional top-label work alone cannot use a second core well.
+
+    Parameters
+    ----------
+    notions : sequence of str
+        Distinct notions, e.g. ``("top-label", "canonical")``.
+    estimators, grids : as in :func:`evaluate`, or a dict keyed by notion giving one each
+        (e.g. ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
+    Other parameters : as in :func:`evaluate`.
+
+    Returns
+    -------
+    dict
+        ``{notion: EvaluationResult}`` in the order given. Each result's
+        ``config["seconds"]`` is the wall time of the joint run.
+    """
+    t_start = time.perf_counter()
+    if isinstance(P, Predictions):
+        if y is not None:
+            raise ValueError("Give either a Predictions object or (P, y), not both.")
+        P, y = P.probs, P.labels
+    elif y is None:
+        raise ValueError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
+    notions = [notions] if isinstance(notions, str) else list(notions)
+    if not notions:
+        raise ValueError("Choose at least one notion.")
+    if len(set(notions)) != len(notions):
+        raise ValueError(f"Notions are listed twice: {notions}.")
+    for notion in notions:
+        check_notion(notion)
+    P, y = validate(P, y)
+    estimators = _per_notion(estimators, notions, "Estimators")
+    grids = _per_notion(grids, notions, "Grids")
+    test, folds = make_split(len(y), test_size, n_folds, random_state)
+    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], test, folds, keep_models) for nt in notions]
+    for run in runs:
+        run.test_size, run.random_state = test_size, random_state
+    many = len(runs) > 1
+
+    # Longest tasks first, so that no long task is left running alone at the end.
+    fold_tasks = sorted(
+        ((cost, i, k, items) for i, run in enumerate(runs) for cost, k, items in run.fold_tasks),
+        key=lambda t: -t[0],
+    )
+    total = len(fold_tasks) + sum(len(run.names) for run in runs) * n_folds
+    done = 0
+
+    def report(message):
+        if progress is not None:
+            progress(done, total, message)
+
+    def prefix(run):
+        return f"{run.notion}, " if many else ""
+
+    report("starting")
+    jobs = (
+        delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items)
+        for _, i, k, items in fold_tasks
+    )
+    for (i, k), out in _parallel(n_jobs)(jobs):
+        runs[i].absorb_fold(k, out)
+        done += 1
+        report(f"{prefix(runs[i])}fold {k + 1}/{n_folds}: {', '.join(out)} validated")
+
+    # Selection by mean validation risk, then the holdout diagonals of the chosen models.
+    holdout_jobs, keys = [], []
+    for i, run in enumerate(runs):
+        for name, k, params, model in run.select():
+            holdout_jobs.append(delayed(_run_holdout)(len(keys), P, y, folds[k][0], test, run.notion, name, params, model))
+            keys.append((i, name, k))
+    for j, (diag, model, sec) in _parallel(n_jobs)(holdout_jobs):
+        i, name, k = keys[j]
+        runs[i].absorb_holdout(name, k, diag, model, sec)
+        done += 1
+        report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
+
+    sha = canonical_sha256(P, y)
+    seconds = time.perf_counter() - t_start
+    results = {run.notion: run.result(seconds, sha) for run in runs}
+    report("done")
+    return results
+
+
 def evaluate(
     P,
     y=None,
@@ -205,164 +462,16 @@ def evaluate(
     Returns
     -------
     EvaluationResult
+
+    See Also
+    --------
+    evaluate_notions : several notions on one split, sharing the workers.
     """
-    t_start = time.perf_counter()
-    if isinstance(P, Predictions):
-        if y is not None:
-            raise ValueError("Give either a Predictions object or (P, y), not both.")
-        P, y = P.probs, P.labels
-    elif y is None:
-        raise ValueError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
-    P, y = validate(P, y)
-    names, full_grids = resolve(notion, estimators, grids)
-    test, folds = make_split(len(y), test_size, n_folds, random_state)
-
-    groups = defaultdict(list)
-    for name in names:
-        groups[_GROUP_OF_FAMILY.get(SPECS[name].family, "fast")].append((name, full_grids[name]))
-    # Longest groups first, so that no long task is left running alone at the end.
-    order = sorted(groups, key=_GROUP_COST.__getitem__, reverse=True)
-    tasks = [(k, groups[g]) for g in order for k in range(n_folds)]
-    total = len(tasks) + len(names) * n_folds
-    done = 0
-
-    def report(message):
-        if progress is not None:
-            progress(done, total, message)
-
-    report("starting")
-    fold_out = [dict() for _ in range(n_folds)]
-    seconds = defaultdict(float)
-    jobs = (
-        delayed(_run_task)(k, P, y, folds[k][0], folds[k][1], notion, items)
-        for k, items in tasks
-    )
-    for k, out in _parallel(n_jobs)(jobs):
-        for name, (runs, sec) in out.items():
-            fold_out[k][name] = runs
-            seconds[name] += sec
-        done += 1
-        report(f"fold {k + 1}/{n_folds}: {', '.join(out)} validated")
-
-    # Selection by mean validation risk, then the holdout diagonals of the chosen models.
-    # risks[name][fold, combination of fixed parameters, tuned value]
-    risks, chosen_index = {}, {}
-    for name in names:
-        risks[name] = np.array([[r for _, r, _ in fold_out[k][name]] for k in range(n_folds)])
-        c_best, v_best = np.unravel_index(int(np.argmin(risks[name].mean(axis=0))), risks[name].shape[1:])
-        chosen_index[name] = (int(c_best), int(v_best))
-    chosen_params = {}
-    for name, (c_best, v_best) in chosen_index.items():
-        combo = fold_out[0][name][c_best][0]
-        chosen_params[name] = {**combo, tuned_param(name): full_grids[name][tuned_param(name)][v_best]}
-    holdout_jobs, keys = [], []
-    for name in names:
-        c_best, v_best = chosen_index[name]
-        params = chosen_params[name]
-        for k in range(n_folds):
-            models_k = fold_out[k][name][c_best][2]
-            model = None if models_k is None else models_k[v_best]
-            holdout_jobs.append(delayed(_run_holdout)(len(keys), P, y, folds[k][0], test, notion, name, params, model))
-            keys.append((name, k))
-    diags, members = {}, defaultdict(dict)
-    for i, (diag, model, sec) in _parallel(n_jobs)(holdout_jobs):
-        name, k = keys[i]
-        diags[name, k] = diag
-        if keep_models:
-            if model is None:
-                model = RefitOnUse(SPECS[name].family, notion, chosen_params[name], P, y, folds[k][0])
-            members[name][k] = model
-        seconds[name] += sec
-        done += 1
-        report(f"{name}: holdout estimate of fold {k + 1}/{n_folds}")
-
-    summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
-    for name in names:
-        spec, path_param = SPECS[name], tuned_param(name)
-        values = full_grids[name][path_param]
-        combos = [combo for combo, _, _ in fold_out[0][name]]
-        for k in range(n_folds):
-            for c, combo in enumerate(combos):
-                for v, value in enumerate(values):
-                    curve_rows.append(
-                        {
-                            "estimator": name,
-                            "family": spec.family,
-                            "param": path_param,
-                            "value": value,
-                            "fixed": _format_params(combo),
-                            "fold": k,
-                            "val_risk": float(risks[name][k, c, v]),
-                        }
-                    )
-        c_best, v_best = chosen_index[name]
-        chosen = chosen_params[name]
-        fold_risks = risks[name][:, c_best, v_best]
-        fold_sq = np.array([float(np.mean(diags[name, k])) for k in range(n_folds)])
-        if keep_models:
-            models[name] = FoldEnsemble([members[name][k] for k in range(n_folds)])
-        for k in range(n_folds):
-            fold_rows.append({"estimator": name, "fold": k, "squared_estimate": float(fold_sq[k])})
-
-        edges = {}
-        grid = full_grids[name]
-        for param, value in chosen.items():
-            side = _at_edge(grid[param], value)
-            if side:
-                edges[param] = side
-                warnings.append(
-                    f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid "
-                    f"({min(grid[param]):g} to {max(grid[param]):g}); the optimum may lie beyond it, so "
-                    f"extend the grid (grids={{'{name}': {{'{param}': [...]}}}})."
-                )
-        squared = float(fold_sq.mean())
-        root_k = np.sqrt(n_folds)
-        summary_rows.append(
-            {
-                "estimator": name,
-                "family": spec.family,
-                "hyperparameters": _format_params(chosen),
-                "params": chosen,
-                "val_risk": float(fold_risks.mean()),
-                "val_risk_se": float(fold_risks.std(ddof=1) / root_k),
-                "sqrt_risk_x100": float(np.mean(np.sqrt(fold_risks)) * 100),
-                "sqrt_risk_x100_se": float(np.std(np.sqrt(fold_risks), ddof=1) / root_k * 100),
-                "estimate": float(np.sqrt(max(0.0, squared))),
-                "estimate_se": float(np.std(np.sqrt(np.maximum(fold_sq, 0.0)), ddof=1) / root_k),
-                "squared_estimate": squared,
-                "squared_estimate_se": float(fold_sq.std(ddof=1) / root_k),
-                "at_grid_edge": bool(edges),
-                "seconds": float(seconds[name]),
-            }
-        )
-
-    config = {
-        "call": {
-            "notion": notion,
-            "estimators": names,
-            "grids": full_grids,
-            "test_size": test_size,
-            "n_folds": n_folds,
-            "random_state": random_state,
-        },
-        "n": int(len(y)),
-        "n_classes": int(P.shape[1]),
-        "n_optimisation": int(len(y) - len(test)),
-        "n_test": int(len(test)),
-        "fold_sizes": [int(len(v)) for _, v in folds],
-        "data_sha256": canonical_sha256(P, y),
-        "versions": _versions(),
-        "seconds": float(time.perf_counter() - t_start),
-    }
-    report("done")
-    return EvaluationResult(
-        summary=pd.DataFrame(summary_rows),
-        curves=pd.DataFrame(curve_rows),
-        folds=pd.DataFrame(fold_rows),
-        config=config,
-        warnings=warnings,
-        models=models if keep_models else None,
-    )
+    if not isinstance(notion, str):
+        raise ValueError(f"notion must be one string such as 'canonical', got {notion!r}; "
+                         "for several notions use calibdash.evaluate_notions.")
+    return evaluate_notions(P, y, [notion], estimators, grids, test_size, n_folds, random_state, n_jobs,
+                            progress, keep_models)[notion]
 
 
 def _run_holdout(i, *args):
@@ -370,9 +479,9 @@ def _run_holdout(i, *args):
         return i, _holdout_task(*args)
 
 
-def _run_task(k, P, y, train, val, notion, items):
+def _run_task(key, P, y, train, val, notion, items):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
     with threadpool_limits(limits=1):
-        return k, _fold_task(P, y, train, val, notion, items)
+        return key, _fold_task(P, y, train, val, notion, items)

@@ -165,6 +165,7 @@ def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
         raise RuntimeError("simulated failure")
 
     monkeypatch.setattr(calibdash, "evaluate", boom)
+    monkeypatch.setattr(calibdash, "evaluate_notions", boom)
     before = dict(at.session_state["active"])
     at.button(key="run").click().run()
     no_exception(at)

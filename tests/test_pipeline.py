@@ -87,6 +87,37 @@ def test_same_seed_same_results_whatever_n_jobs():
     assert not np.array_equal(a.curves["val_risk"], d.curves["val_risk"])
 
 
+def test_several_notions_in_one_pool_give_the_numbers_of_separate_runs():
+    P, y = small_data(seed=2, n=500)
+    est = {"top-label": ["15-bins", "bins", "kde", "ukkr"], "canonical": ["kde", "kkkr", "temperature"]}
+    grids = {"top-label": {k: SMALL_GRIDS[k] for k in ("bins", "kde", "ukkr")},
+             "canonical": {k: SMALL_GRIDS[k] for k in ("kde", "kkkr")}}
+    calls = []
+    joint = cd.evaluate_notions(P, y, notions=["top-label", "canonical"], estimators=est, grids=grids, random_state=3,
+                                n_jobs=2, progress=lambda done, total, msg: calls.append((done, total, msg)))
+    assert list(joint) == ["top-label", "canonical"]
+    for notion, res in joint.items():
+        alone = cd.evaluate(P, y, notion=notion, estimators=est[notion], grids=grids[notion], random_state=3)
+        cols = [c for c in alone.summary.columns if c != "seconds"]
+        pd.testing.assert_frame_equal(res.summary[cols], alone.summary[cols], check_exact=True)
+        pd.testing.assert_frame_equal(res.curves, alone.curves, check_exact=True)
+        pd.testing.assert_frame_equal(res.folds, alone.folds, check_exact=True)
+        assert res.config["call"] == alone.config["call"]
+        assert res.models.keys() == alone.models.keys()
+    assert calls[-1][0] == calls[-1][1] and calls[-1][2] == "done"
+    assert any(msg.startswith("canonical, ") for _, _, msg in calls)
+    # One estimator list for every notion works too; a list per notion must cover them all.
+    both = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), estimators=["kde"],
+                               grids={"kde": {"bandwidth": [0.1, 1.0]}})
+    assert [list(r.summary["estimator"]) for r in both.values()] == [["kde"], ["kde"]]
+    with pytest.raises(ValueError, match="not for 'canonical'"):
+        cd.evaluate_notions(P, y, notions=("top-label", "canonical"), estimators={"top-label": ["kde"]})
+    with pytest.raises(ValueError, match="listed twice"):
+        cd.evaluate_notions(P, y, notions=("canonical", "canonical"))
+    with pytest.raises(ValueError, match="evaluate_notions"):
+        cd.evaluate(P, y, notion=["canonical"])
+
+
 def test_json_round_trip_is_exact():
     P, y = small_data(seed=2)
     res = cd.evaluate(P, y, notion="top-label", grids=dict(SMALL_GRIDS), random_state=1)
