@@ -219,3 +219,36 @@ def test_ukkr_path_risk_from_cross_products_equals_direct_risk():
     assert n * r * r + r**3 < n * r * d + 2 * n * d * d  # the structured route is taken
     for est, got in zip(path.estimators, path.risks(P[40:], y[40:])):
         assert got == pytest.approx(cd.risk(est, P[40:], y[40:]), rel=1e-10)
+
+
+def test_a_shorter_pivoted_factor_is_the_leading_blocks_of_a_longer_one():
+    """The Kronecker estimator's 512 pivots are the leading blocks of the two-step
+    estimator's 1,000, so it gives the same numbers whether or not UKKR ran beside it."""
+    from calibdash.estimators.kernel_ridge import randomly_pivoted_cholesky
+
+    Z = np.random.default_rng(0).dirichlet(np.full(6, 0.3), 900)
+    long, short = randomly_pivoted_cholesky(Z, 0.5, 400, 1), randomly_pivoted_cholesky(Z, 0.5, 150, 1)
+    lead = long.leading(150)
+    assert lead.n_pivots == short.n_pivots >= 150 and long.n_pivots > lead.n_pivots
+    for a, b in [(lead.C, short.C), (lead.F, short.F), (lead.A, short.A)]:
+        assert np.array_equal(a, b)
+    # F = k(Z, C) A up to rounding amplified by the coefficients (up to ~1e4 here)
+    assert np.allclose(rbf_kernel_for_test(Z, lead.C) @ lead.A, lead.F, rtol=0, atol=1e-8)
+
+    P, y = random_problem(seed=4, n=700, d=5)
+    P_tr, y_tr, P_ev, y_ev = P[:500], y[:500], P[500:], y[500:]
+    lams = [1e-2, 1e-4]
+    # A narrow kernel, so that the factor is not exhausted before the pivots asked for.
+    kw = dict(notion="canonical", exact_max_n=100, gamma=20.0)
+    alone = cd.make_estimator("kkkr", n_components=100, **kw).fit_path(P_tr, y_tr, lams)
+    cache = {}
+    cd.make_estimator("ukkr", n_components=250, **kw).fit_path(P_tr, y_tr, lams, cache=cache)
+    shared = cd.make_estimator("kkkr", n_components=100, **kw).fit_path(P_tr, y_tr, lams, cache=cache)
+    assert np.array_equal(alone.risks(P_ev, y_ev), shared.risks(P_ev, y_ev))
+    factor = cache[next(k for k in cache if k[0] == "pivoted-factor")]
+    assert alone.estimators[0].bases_[0].centres.shape[0] < factor.n_pivots and not factor.exhausted
+    assert cd.make_estimator("kkkr").default_n_components(5) == 512 < cd.make_estimator("ukkr").default_n_components(5)
+
+
+def rbf_kernel_for_test(A, B, gamma=0.5):
+    return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
