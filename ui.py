@@ -15,6 +15,7 @@ import streamlit as st
 import calibdash as cd
 from calibdash import demo
 from calibdash.gridtext import format_grid, parse_grid_text
+from calibdash.literature import DEFAULT_OTHERS
 from calibdash.specs import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
 
 NOTIONS = ("top-label", "canonical", "classwise")
@@ -37,6 +38,10 @@ HELP = {
     "smoother, small = follows the data (noisier).",
     "temperature": "'fit' fits the temperature on each training fold; numbers are fixed temperatures "
     "(below 1 sharpens, above 1 softens the probabilities).",
+    "others": "Estimators from the literature, computed on the same holdout rows and shown beside the ranked ones, "
+    "grouped by what they estimate: the L1 ECE estimators of Posocco & Bonnefoy (the familiar 15-bin ECE among "
+    "them), the squared kernel calibration error (SKCE) with its test of 'the model is calibrated', and the "
+    "variational estimators of Berta et al. (a lower bound). The risk cannot rank them: they are not of its form.",
     "test_size": "Fraction of rows held out and used only for the final estimate, never for choosing.",
     "n_folds": "Cross-validation folds on the remaining rows, used to compute the risk of every setting.",
     "seed": "Random seed of the split, so a run can be repeated exactly.",
@@ -117,7 +122,8 @@ def _same_text(a, b):
 
 def default_config(notion):
     """The paper's settings for one notion (what the first visit runs on the demo)."""
-    return {"notion": notion, "estimators": list(DEFAULT_ESTIMATORS[notion]), "grids": {}, "test_size": 0.2, "n_folds": 5, "random_state": 0}
+    return {"notion": notion, "estimators": list(DEFAULT_ESTIMATORS[notion]), "grids": {}, "others": list(DEFAULT_OTHERS[notion]),
+            "test_size": 0.2, "n_folds": 5, "random_state": 0}
 
 
 def config_key(data_sha, config):
@@ -154,6 +160,7 @@ def read_settings():
             "notion": notion,
             "estimators": list(names),
             "grids": grids,
+            "others": list(ss.get(f"cfg__others__{notion}", DEFAULT_OTHERS[notion])),
             "test_size": float(ss.get("cfg__test_size", 0.2)),
             "n_folds": int(ss.get("cfg__n_folds", 5)),
             "random_state": int(ss.get("cfg__seed", 0)),
@@ -197,6 +204,7 @@ def run_configs(pred, configs, container=None):
                 pred, notions=[c["notion"] for c in todo],
                 estimators={c["notion"]: c["estimators"] for c in todo},
                 grids={c["notion"]: c["grids"] or None for c in todo},
+                others={c["notion"]: c["others"] for c in todo},
                 n_jobs=-1, progress=progress, **split,
             )
             for notion, res in out.items():

@@ -3,6 +3,7 @@
 import streamlit as st
 
 import ui
+from calibdash.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 from calibdash.specs import DEFAULT_ESTIMATORS, available_estimators
 
 ss = st.session_state
@@ -27,6 +28,10 @@ for notion in ss["cfg__notions"]:
             ss.setdefault(gkey, ui.default_grid_text(notion, name))
             st.text_input(f"{name}: {param} (comma-separated values)", key=gkey,
                           help=ui.HELP.get(param, "") + " The risk is computed for every value; the lowest wins.")
+        okey = f"cfg__others__{notion}"
+        ss.setdefault(okey, list(DEFAULT_OTHERS[notion]))
+        st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), key=okey,
+                       format_func=lambda n: f"{n}: {OTHER_ESTIMATORS[n].label}", help=ui.HELP["others"])
 
 c1, c2, c3 = st.columns(3)
 ss.setdefault("cfg__test_size", 0.2)

@@ -42,11 +42,44 @@ if top is not None:
         recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
 table = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), **opts)
 st.subheader("Top-label reliability diagram")
-st.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
-           "On the dashed diagonal the model would be calibrated. Orange: the smooth estimate of P(correct | confidence) "
-           "by the estimator the risk selected. Binned ECE of this diagram: "
-           f"{100 * table.attrs['ece']:.2f} points.")
-st.plotly_chart(plots.reliability_figure(table, title=None, recal=recal), key="reliability_diagram", width="stretch")
+left, right = st.columns(2)
+left.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
+             "On the dashed diagonal the model would be calibrated. Orange: the smooth estimate of P(correct | confidence) "
+             "by the estimator the risk selected. Binned ECE of this diagram: "
+             f"{100 * table.attrs['ece']:.2f} points.")
+left.plotly_chart(plots.reliability_figure(table, title=None, recal=recal), key="reliability_diagram", width="stretch")
+
+
+def continuous_curve(n_boot, bandwidth):
+    """The continuous reliability curve of the current data, kept per data set and settings."""
+    cache = ss.setdefault("continuous_curve_cache", {})
+    key = (pred.sha256, n_boot, bandwidth)
+    if key not in cache:
+        cache.clear()  # one curve at a time: it is cheap to recompute, and uploads can be large
+        cache[key] = rl.continuous_reliability_curve(pred.probs, pred.labels, n_boot=n_boot, bandwidth=bandwidth)
+    return cache[key]
+
+
+ss.setdefault("rel__curve_bw", "silverman")
+right.select_slider("Curve bandwidth", ["silverman", 0.005, 0.01, 0.02, 0.05, 0.1], key="rel__curve_bw",
+                    format_func=lambda v: "Silverman (automatic)" if v == "silverman" else f"{v:g}",
+                    help="How far each prediction's influence spreads along the confidence axis (the kernel's standard "
+                         "deviation). Silverman's rule is the paper's automatic choice; when nearly all predictions are "
+                         "close to 100% it becomes tiny and the curve jumps where predictions are rare: pick 0.02 or more.")
+try:
+    curve = continuous_curve(int(ss["rel__boot"]), ss["rel__curve_bw"])
+except ValueError as e:
+    right.warning(f"The continuous reliability curve could not be drawn: {e}")
+else:
+    h = curve.attrs["bandwidth"]
+    right.caption("No bins: the line is a kernel estimate of P(correct | confidence) at every confidence (triweight "
+                  f"kernel of bandwidth {h:.3g}, reflected at the ends; Posocco & Bonnefoy 2021), the band its 90% "
+                  "bootstrap band, and below, how the predictions are spread. Gaps: no prediction close enough. "
+                  f"KDE ECE with this bandwidth: {100 * curve.attrs['ece']:.2f} points.")
+    if h < 0.005:
+        right.caption(f"The bandwidth {h:.2g} is very small (most predictions are nearly certain), so the curve is "
+                      "noisy where predictions are rare: choose a larger curve bandwidth to read it.")
+    right.plotly_chart(plots.continuous_reliability_figure(curve), key="continuous_reliability", width="stretch")
 
 if notion in ("canonical", "classwise"):
     res = results[notion]

@@ -41,6 +41,24 @@ def show(results):
                      "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried: extend the grid."),
                  })
 
+    st.subheader("All estimates, by what they estimate", help=ui.HELP["others"])
+    st.caption("The ranked estimators and the literature's, on the same holdout rows, in one panel per quantity: "
+               "an L1 error, a squared kernel error and an L2 error are different numbers, never to be compared "
+               "across panels. Red: the estimator the risk selected.")
+    st.plotly_chart(plots.estimates_by_quantity(res), key="estimates_by_quantity", width="stretch")
+    if len(res.others):
+        others = res.others.assign(p_value=res.others["p_value"].where(res.others["p_value"].notna(), None))
+        st.dataframe(others[["quantity", "estimator", "label", "estimate", "estimate_se", "p_value", "details", "reference"]],
+                     key="others_table", hide_index=True, width="stretch",
+                     column_config={
+                         "estimate": st.column_config.NumberColumn("estimate", format="%.4g"),
+                         "estimate_se": st.column_config.NumberColumn("s.e.", format="%.2g"),
+                         "p_value": st.column_config.NumberColumn(
+                             "p-value", format="%.3g",
+                             help="Of the calibration test of 'the model is calibrated' (SKCE rows): small means the "
+                                  "data are unlikely under a calibrated model."),
+                     })
+
     c1, c2, c3 = st.columns(3)
     slug = notion.replace("-", "_")
     c1.download_button("Summary (CSV)", res.summary.to_csv(index=False), f"summary_{slug}.csv", "text/csv", key="dl_summary",

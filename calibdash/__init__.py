@@ -10,6 +10,16 @@ from .risk import risk
 from .simplex import softmax
 from .errors import InputError
 from .loading import Predictions, load_predictions
+from .kernel_calibration import CalibrationTest, SKCEEstimate, calibration_test, skce
+# the function calibdash.ece.ece is not re-exported: it would hide the module calibdash.ece
+from .ece import ECE_ESTIMATORS, ece_bootstrap, ece_by_name, ece_kde
+from .variational import VariationalEstimate, VariationalTopLabel, holdout_loss_gap, variational_error, variational_top_label
 
-__all__ = ["softmax", "make_estimator", "risk", "evaluate", "evaluate_notions", "EvaluationResult", "FAMILIES", "NOTIONS", "CalibrationEstimator", "EstimatorPath", "load_predictions", "Predictions", "InputError"]
+__all__ = [
+    "softmax", "make_estimator", "risk", "evaluate", "evaluate_notions", "EvaluationResult", "FAMILIES", "NOTIONS",
+    "CalibrationEstimator", "EstimatorPath", "load_predictions", "Predictions", "InputError",
+    "skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "ece_kde", "ece_by_name", "ece_bootstrap",
+    "ECE_ESTIMATORS", "variational_error", "variational_top_label", "holdout_loss_gap", "VariationalEstimate",
+    "VariationalTopLabel",
+]
 __version__ = "0.1.0"

@@ -10,6 +10,13 @@ lam = c * n^-0.25 and lam = c * n^-0.5 respectively. For n = 6,400 (5 folds of a
 cover the span of their c grids at that size, in half-decade (UKKR) or decade (KKKR) steps,
 and reach two decades lower for canonical calibration, where the paper's simulation selects
 values at the low end.
+
+The recalibration plug-ins: isotonic regression has no smoothing parameter, so its grid is
+the single floor y_min = 0 (like temperature's single "fit"); logistic recalibration tunes
+its L2 penalty C over five decades around scikit-learn's default 1 (0.01 to 100: one fit
+of 100 classes on 8,000 rows takes about a minute, so the grid is kept short); boosting
+tunes only its learning rate, over three values, because each fit grows one tree per class
+and iteration.
 """
 
 from __future__ import annotations
@@ -35,6 +42,9 @@ _GRIDS = {
         "classwise": {"lam": np.logspace(-2, -16, 15).tolist()},
     },
     "temperature": {"any": {"temperature": ["fit"]}},
+    "isotonic": {"any": {"y_min": [0.0]}},
+    "logistic": {"any": {"C": np.logspace(-2, 2, 5).tolist()}},
+    "boosting": {"any": {"learning_rate": [0.03, 0.1, 0.3]}},
 }
 
 

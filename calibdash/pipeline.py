@@ -18,21 +18,23 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .estimators import make_estimator
 from .estimators.ensemble import FoldEnsemble
+from .literature import resolve_others, run_other, OTHER_ESTIMATORS
 from .loading import Predictions, canonical_sha256
 from .notions import NOTIONS, check_notion, validate
 from .result import EvaluationResult
 from .specs import SPECS, combinations, resolve, tuned_param
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
-# the kernel density estimator is the costliest alone, the rest are cheap together.
-_GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde"}
+# the kernel density estimator is costly alone, the scikit-learn multiclass maps (logistic,
+# boosting) are slow with many classes, the rest are cheap together.
+_GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde", "logistic": "sklearn", "boosting": "sklearn"}
 # Rough seconds per fold on CIFAR-100 (one-dimensional problem, canonical), only to start
 # the longest tasks first.
-_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 1.1), "fast": (0.01, 0.05)}
+_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 1.1), "fast": (0.01, 0.05), "sklearn": (1.0, 60.0)}
 
 
 def make_split(n, test_size=0.2, n_folds=5, random_state=0):
@@ -163,9 +165,11 @@ class _NotionRun:
     """The state of Algorithm 1 for one notion, so that the tasks of several notions can
     share one pool of workers."""
 
-    def __init__(self, P, y, notion, estimators, grids, test, folds, keep_models):
+    def __init__(self, P, y, notion, estimators, grids, others, test, folds, keep_models):
         self.P, self.y, self.notion = P, y, notion
         self.names, self.full_grids = resolve(notion, estimators, grids)
+        self.others = resolve_others(notion, others)
+        self.other_rows = {}
         self.test, self.folds, self.keep_models = test, folds, keep_models
         n_folds = len(folds)
         groups = defaultdict(list)
@@ -281,6 +285,7 @@ class _NotionRun:
                 "notion": self.notion,
                 "estimators": self.names,
                 "grids": self.full_grids,
+                "others": self.others,
                 "test_size": self.test_size,
                 "n_folds": n_folds,
                 "random_state": self.random_state,
@@ -301,7 +306,12 @@ class _NotionRun:
             config=config,
             warnings=warnings,
             models=models if self.keep_models else None,
+            others=pd.DataFrame([self.other_rows[name] for name in self.others], columns=OTHER_COLUMNS),
         )
+
+
+OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "squared_estimate", "squared_estimate_se",
+                 "p_value", "details", "reference", "seconds"]
 
 
 def _per_notion(value, notions, what):
@@ -320,6 +330,7 @@ def evaluate_notions(
     notions=("top-label", "canonical"),
     estimators=None,
     grids=None,
+    others=None,
     test_size=0.2,
     n_folds=5,
     random_state=0,
@@ -337,8 +348,8 @@ def evaluate_notions(
     ----------
     notions : sequence of str
         Distinct notions, e.g. ``("top-label", "canonical")``.
-    estimators, grids : as in :func:`evaluate`, or a dict keyed by notion giving one each
-        (e.g. ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
+    estimators, grids, others : as in :func:`evaluate`, or a dict keyed by notion giving one
+        each (e.g. ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
     Other parameters : as in :func:`evaluate`.
 
     Returns
@@ -364,18 +375,19 @@ def evaluate_notions(
     P, y = validate(P, y)
     estimators = _per_notion(estimators, notions, "Estimators")
     grids = _per_notion(grids, notions, "Grids")
+    others = _per_notion(others, notions, "Estimators from the literature")
     test, folds = make_split(len(y), test_size, n_folds, random_state)
-    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], test, folds, keep_models) for nt in notions]
+    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], others[nt], test, folds, keep_models) for nt in notions]
     for run in runs:
         run.test_size, run.random_state = test_size, random_state
     many = len(runs) > 1
 
     # Longest tasks first, so that no long task is left running alone at the end.
-    fold_tasks = sorted(
-        ((cost, i, k, items) for i, run in enumerate(runs) for cost, k, items in run.fold_tasks),
-        key=lambda t: -t[0],
-    )
-    total = len(fold_tasks) + sum(len(run.names) for run in runs) * n_folds
+    # The literature's estimators need no selection: they run beside the fold tasks.
+    tasks = [(cost, i, ("fold", k, items)) for i, run in enumerate(runs) for cost, k, items in run.fold_tasks]
+    tasks += [(OTHER_ESTIMATORS[name].cost, i, ("other", name)) for i, run in enumerate(runs) for name in run.others]
+    tasks.sort(key=lambda t: -t[0])
+    total = len(tasks) + sum(len(run.names) for run in runs) * n_folds
     done = 0
 
     def report(message):
@@ -386,14 +398,20 @@ def evaluate_notions(
         return f"{run.notion}, " if many else ""
 
     report("starting")
-    jobs = (
-        delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items)
-        for _, i, k, items in fold_tasks
-    )
-    for (i, k), out in _parallel(n_jobs)(jobs):
-        runs[i].absorb_fold(k, out)
+    def job(i, task):
+        if task[0] == "fold":
+            _, k, items = task
+            return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items)
+        return delayed(_run_other)((i, task[1]), task[1], P, y, test, folds, runs[i].notion, random_state)
+
+    for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in tasks):
         done += 1
-        report(f"{prefix(runs[i])}fold {k + 1}/{n_folds}: {', '.join(out)} validated")
+        if isinstance(key, str):
+            runs[i].other_rows[key] = out
+            report(f"{prefix(runs[i])}{key}: estimated on the holdout set")
+        else:
+            runs[i].absorb_fold(key, out)
+            report(f"{prefix(runs[i])}fold {key + 1}/{n_folds}: {', '.join(out)} validated")
 
     # Selection by mean validation risk, then the holdout diagonals of the chosen models.
     holdout_jobs, keys = [], []
@@ -420,6 +438,7 @@ def evaluate(
     notion="canonical",
     estimators=None,
     grids=None,
+    others=None,
     test_size=0.2,
     n_folds=5,
     random_state=0,
@@ -444,6 +463,13 @@ def evaluate(
     grids : dict or None
         Partial overrides of the search spaces, e.g. ``{"bins": {"n_bins": [5, 10, 20]}}``.
         See :func:`calibdash.specs.resolve`.
+    others : list of str or None
+        Estimators from the literature that the risk cannot rank, reported in
+        ``result.others`` on the same split (names in
+        ``calibdash.literature.OTHER_ESTIMATORS``: the ECE estimators, SKCE with its
+        calibration test, the variational estimators). None means
+        ``calibdash.literature.DEFAULT_OTHERS[notion]`` (the familiar 15-bin ECE always);
+        ``[]`` none.
     test_size : float, default=0.2
         Fraction of rows held out for the final estimate.
     n_folds : int, default=5
@@ -470,18 +496,35 @@ def evaluate(
     if not isinstance(notion, str):
         raise ValueError(f"notion must be one string such as 'canonical', got {notion!r}; "
                          "for several notions use calibdash.evaluate_notions.")
-    return evaluate_notions(P, y, [notion], estimators, grids, test_size, n_folds, random_state, n_jobs,
+    return evaluate_notions(P, y, [notion], estimators, grids, others, test_size, n_folds, random_state, n_jobs,
                             progress, keep_models)[notion]
 
 
 def _run_holdout(i, *args):
-    with threadpool_limits(limits=1):
+    with _one_blas_thread():
         return i, _holdout_task(*args)
+
+
+_CONTROLLER = None
+
+
+def _one_blas_thread():
+    """Context in which BLAS and OpenMP use one thread. The controller, which scans the
+    loaded libraries (milliseconds), is made once per process, not once per task."""
+    global _CONTROLLER
+    if _CONTROLLER is None:
+        _CONTROLLER = ThreadpoolController()
+    return _CONTROLLER.limit(limits=1)
+
+
+def _run_other(key, name, P, y, test, folds, notion, random_state):
+    with _one_blas_thread():
+        return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
 def _run_task(key, P, y, train, val, notion, items):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
-    with threadpool_limits(limits=1):
+    with _one_blas_thread():
         return key, _fold_task(P, y, train, val, notion, items)

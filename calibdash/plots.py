@@ -266,4 +266,74 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
     return fig
 
 
-__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure", "ternary_figure"]
+def continuous_reliability_figure(curve, title=None, xlabel="confidence (max probability)", ylabel="fraction correct"):
+    """Continuous reliability curve (Posocco & Bonnefoy 2021) with its bootstrap band and,
+    below, the estimated density of the confidences.
+
+    ``curve`` is a :func:`calibdash.reliability.continuous_reliability_curve` frame; its NaN
+    rows (no prediction within the kernel's reach) are left as gaps.
+    """
+    x = curve["confidence"].to_numpy()
+    fig = make_subplots(rows=2, cols=1, row_heights=[0.75, 0.25], shared_xaxes=True, vertical_spacing=0.05)
+    fig.add_trace(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=BASE, dash="dash"),
+                             name="perfect calibration", hoverinfo="skip"), row=1, col=1)
+    if curve["upper"].notna().any():
+        fig.add_trace(go.Scatter(x=x, y=curve["upper"], mode="lines", line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, name="band upper"), row=1, col=1)
+        fig.add_trace(go.Scatter(x=x, y=curve["lower"], mode="lines", line=dict(width=0), fill="tonexty",
+                                 fillcolor="rgba(31,119,180,0.2)", hoverinfo="skip", name="bootstrap band"),
+                      row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=curve["accuracy"], mode="lines", line=dict(color=LINE, width=2.5),
+                             name="estimated P(correct | confidence)",
+                             customdata=np.stack([curve["lower"], curve["upper"]], axis=1),
+                             hovertemplate="confidence %{x:.3f}<br>estimated frequency %{y:.3f}"
+                                           "<br>band %{customdata[0]:.3f}-%{customdata[1]:.3f}<extra></extra>"),
+                  row=1, col=1)
+    fig.add_trace(go.Scatter(x=x, y=curve["density"], mode="lines", line=dict(color=BASE), fill="tozeroy",
+                             name="density of predictions", showlegend=False,
+                             hovertemplate="confidence %{x:.3f}<br>density %{y:.3g}<extra></extra>"), row=2, col=1)
+    fig.update_yaxes(range=[0, 1.02], title_text=ylabel, row=1, col=1)
+    fig.update_yaxes(title_text="density", row=2, col=1)
+    fig.update_xaxes(range=[0, 1], row=1, col=1)
+    fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
+    fig.update_layout(title=title, height=560, margin=dict(t=60, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.18))
+    return fig
+
+
+# Estimates on the scale of a calibration error are shown in percentage points.
+_PERCENT_QUANTITIES = ("calibration error (L2)", "L1 calibration error")
+
+
+def estimates_by_quantity(result):
+    """Every estimate of a result, ranked and from the literature, in one panel per quantity
+    estimated (so that no two numbers on different scales share an axis), with ~95%
+    intervals. The ranked estimators sit in the "calibration error (L2)" panel, the one the
+    risk selected in red."""
+    from .literature import QUANTITIES
+
+    s = result.summary
+    rows = [dict(quantity="calibration error (L2)", name=f"{e} (ranked)", estimate=v, se=se, best=e == result.best["estimator"])
+            for e, v, se in zip(s["estimator"], s["estimate"], s["estimate_se"])]
+    o = result.others
+    rows += [dict(quantity=q, name=e, estimate=v, se=se, best=False) for e, q, v, se in zip(o["estimator"], o["quantity"], o["estimate"], o["estimate_se"])]
+    groups = [q for q in QUANTITIES if any(r["quantity"] == q for r in rows)]
+    sizes = [sum(r["quantity"] == q for r in rows) for q in groups]
+    fig = make_subplots(rows=len(groups), cols=1, row_heights=[n + 1.5 for n in sizes], vertical_spacing=0.6 / (sum(sizes) + 2),
+                        subplot_titles=[f"{q} ({'percentage points' if q in _PERCENT_QUANTITIES else 'raw'})" for q in groups])
+    for i, q in enumerate(groups, start=1):
+        g = [r for r in rows if r["quantity"] == q][::-1]
+        scale = 100.0 if q in _PERCENT_QUANTITIES else 1.0
+        est = np.array([r["estimate"] for r in g]) * scale
+        err = 1.96 * np.array([r["se"] for r in g]) * scale
+        fig.add_trace(go.Scatter(
+            x=est, y=[r["name"] for r in g], mode="markers", showlegend=False,
+            marker=dict(color=[BEST if r["best"] else LINE for r in g], size=10),
+            error_x=dict(type="data", array=np.nan_to_num(err), visible=True, color="#555"),
+            customdata=err, hovertemplate="%{y}: %{x:.4g} &plusmn; %{customdata:.2g}<extra>" + q + "</extra>",
+        ), row=i, col=1)
+    fig.update_layout(height=120 + 34 * sum(sizes) + 60 * len(groups), margin=dict(t=40, b=30, l=10, r=20))
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
+__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure", "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]

@@ -71,7 +71,18 @@ class EvaluationResult:
         Plain-language warnings, for example a choice at the edge of its grid.
     models : dict or None
         The fitted fold ensembles by estimator name (in memory only; not in the JSON).
+    others : pandas.DataFrame
+        Estimators from the literature that the risk cannot rank (ECE, SKCE, variational),
+        on the same split: one row each with the quantity it estimates (group estimates by
+        it: they are on different scales), the estimate and its standard error, the
+        p-value of a calibration test where there is one, and how it was computed.
     """
+
+    def __post_init__(self):
+        if self.others is None:
+            from .pipeline import OTHER_COLUMNS
+
+            self.others = pd.DataFrame(columns=OTHER_COLUMNS)
 
     summary: pd.DataFrame
     curves: pd.DataFrame
@@ -79,6 +90,7 @@ class EvaluationResult:
     config: dict
     warnings: list = field(default_factory=list)
     models: dict | None = field(default=None, repr=False, compare=False)
+    others: pd.DataFrame | None = None
 
     @property
     def best(self):
@@ -96,6 +108,7 @@ class EvaluationResult:
                 "summary": _frame_to_json(self.summary),
                 "curves": _frame_to_json(self.curves),
                 "folds": _frame_to_json(self.folds),
+                "others": _frame_to_json(self.others),
             },
             indent=indent,
             allow_nan=False,
@@ -118,4 +131,5 @@ class EvaluationResult:
             folds=_frame_from_json(obj["folds"]),
             config=obj["config"],
             warnings=list(obj["warnings"]),
+            others=_frame_from_json(obj["others"]) if "others" in obj else None,
         )

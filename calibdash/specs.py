@@ -33,6 +33,9 @@ SPECS = {
     "ukkr": Spec("ukkr", "ukkr"),
     "kkkr": Spec("kkkr", "kkkr"),
     "temperature": Spec("temperature", "temperature"),
+    "isotonic": Spec("isotonic", "isotonic"),
+    "logistic": Spec("logistic", "logistic"),
+    "boosting": Spec("boosting", "boosting"),
 }
 
 # The paper's sets (Tables 1-3) plus the temperature-scaling plug-in.
@@ -110,15 +113,18 @@ def tuned_param(name):
     return FAMILIES[SPECS[name].family].path_param
 
 
-def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0):
+def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0, others=None):
     """sha256 identifying an evaluation: the data's fingerprint and the fully resolved
     configuration (default grids written out), so that equal runs get equal keys however
     their settings were spelled."""
+    from .literature import resolve_others
+
     names, full = resolve(notion, estimators, grids or None)
     canon = {
         "notion": notion,
         "estimators": names,
         "grids": full,
+        "others": resolve_others(notion, others),
         "test_size": float(test_size),
         "n_folds": int(n_folds),
         "random_state": int(random_state),

@@ -92,6 +92,23 @@ def verdict(result):
             f"The common 15-bin estimate is {b:.2f} points, "
             + ("inside this interval." if inside else "outside this interval: the usual binned figure would mislead here.")
         )
+    other = result.others
+    tests = other[other["estimator"].str.startswith("skce") & other["p_value"].notna()] if len(other) else other
+    for _, t in tests.iterrows():
+        p = float(t["p_value"])
+        shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        details.append(
+            f"The kernel calibration test of Widmann et al. ({t['estimator']}) "
+            + (f"rejects 'the model is calibrated' at the 5% level ({shown})." if p < 0.05
+               else f"does not reject 'the model is calibrated' at the 5% level ({shown}); absence of evidence is "
+                    "not proof of calibration.")
+        )
+    ece15 = other[other["estimator"] == "ece-15-bins"] if len(other) else other
+    if len(ece15):
+        details.append(
+            f"For reference, the familiar 15-bin top-label ECE is {100 * float(ece15.iloc[0]['estimate']):.2f} points; it is an "
+            "L1 error, on another scale than the figure above, so compare it with other L1 errors only."
+        )
     details.append(
         f"The interval reflects the spread over the {len(result.folds['fold'].unique()) if len(result.folds) else '?'} "
         f"fold models on {result.config.get('n_test', '?')} held-out rows; it does not include the uncertainty of the choice of estimator."

@@ -57,9 +57,13 @@ def test_first_visit_shows_a_finished_demo_analysis(at):
     assert len(results) == 1 and set(next(iter(results.values()))) == {"top-label", "canonical"}
     text = " ".join(m.value for m in at.markdown)
     assert "percentage points" in text and "digits: random forest" in text
-    assert len(at.get("plotly_chart")) == 2  # risk curves and forest plot
-    assert len(at.get("download_button")) == 3
+    assert len(at.get("plotly_chart")) == 3  # risk curves, forest plot, all estimates by quantity
+    assert [b.key for b in at.get("download_button")] == ["dl_summary", "dl_curves", "dl_json"]
     assert at.dataframe
+    # the literature's estimators, the familiar 15-bin ECE labelled as such
+    (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
+    assert others["estimator"].iloc[0] == "ece-15-bins" and others["label"].iloc[0].startswith("15-bin ECE (L1)")
+    assert set(others["quantity"]) >= {"L1 calibration error", "calibration error (L2)"}
 
 
 def test_every_page_renders_with_help_on_every_control(at):
@@ -71,7 +75,7 @@ def test_every_page_renders_with_help_on_every_control(at):
     go(at, "app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
-    assert len(at.get("plotly_chart")) == 2  # top-label diagram and per-class panels
+    assert len(at.get("plotly_chart")) == 3  # top-label diagram, continuous curve, per-class panels
 
 
 def test_demo_choice_then_results(at):
@@ -102,7 +106,7 @@ def test_valid_upload_is_understood_kept_and_evaluated(at):
     go(at, "app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
-    assert len(at.get("plotly_chart")) == 3  # diagram, per-class panels, simplex
+    assert len(at.get("plotly_chart")) == 4  # diagram, continuous curve, per-class panels, simplex
 
 
 @pytest.mark.parametrize(
@@ -148,7 +152,7 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     assert at.error and "'many' is not a number" in at.error[0].value
     go(at, "app_pages/results.py")
     assert "7, 9, 11" not in " ".join(m.value for m in at.markdown)  # sanity: page renders
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("plotly_chart")) == 3
     go(at, "app_pages/evaluate.py")  # settings survive page changes
     assert at.text_input(key="cfg__grid__top-label__bins").value == "7, many"
 
@@ -172,7 +176,7 @@ def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
     assert "simulated failure" in at.error[0].value
     assert dict(at.session_state["active"]) == before
     go(at, "app_pages/results.py")
-    assert len(at.get("plotly_chart")) == 2
+    assert len(at.get("plotly_chart")) == 3
     # back to seed 0: instant, from the cache, even with evaluate broken
     go(at, "app_pages/evaluate.py")
     at.number_input(key="cfg__seed").set_value(0).run()

@@ -93,3 +93,25 @@ def test_robust_range_ignores_a_huge_outlier():
     assert plots._robust_range([1, 1.1, 1.2, 1.3], [1.1, 1.2, 1.3, 1.4]) is None
     low, high = plots._robust_range([1, 1.1, 1.2, 1.3, 90], [1.1, 1.2, 1.3, 1.4, 100])
     assert low < 1 and 1.4 <= high < 2
+
+
+def test_estimates_by_quantity_keeps_scales_apart(top, canonical):
+    for res in (top, canonical):
+        fig = plots.estimates_by_quantity(res)
+        titles = [a.text for a in fig.layout.annotations]
+        quantities = ["calibration error (L2)"] + [q for q in res.others["quantity"].unique() if q != "calibration error (L2)"]
+        assert len(fig.data) == len(titles) == len(set(quantities))
+        for trace, title in zip(fig.data, titles):
+            names = list(trace.y)
+            if title.startswith("calibration error (L2)"):
+                assert {f"{e} (ranked)" for e in res.summary["estimator"]} <= set(names)
+                best = names.index(f"{res.best['estimator']} (ranked)")
+                assert trace.marker.color[best] == plots.BEST
+            for name, x in zip(names, trace.x):
+                q = "calibration error (L2)" if name.endswith("(ranked)") else res.others.set_index("estimator").loc[name, "quantity"]
+                assert title.startswith(q)
+                value = (res.summary.set_index("estimator").loc[name[:-9], "estimate"] if name.endswith("(ranked)")
+                         else res.others.set_index("estimator").loc[name, "estimate"])
+                scale = 100 if q in ("calibration error (L2)", "L1 calibration error") else 1
+                assert x == pytest.approx(scale * value)
+    assert "squared kernel calibration error (raw)" in [a.text for a in plots.estimates_by_quantity(canonical).layout.annotations]

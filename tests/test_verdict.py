@@ -45,3 +45,25 @@ def test_on_a_real_result():
     assert v.estimator == res.best["estimator"]
     assert v.estimate_pp == pytest.approx(100 * res.best["estimate"])
     assert v.excludes_zero  # naive Bayes is far from calibrated
+
+
+def other(name, quantity, est, p_value=float("nan")):
+    return {"estimator": name, "label": name, "quantity": quantity, "estimate": est, "estimate_se": 0.01,
+            "squared_estimate": float("nan"), "squared_estimate_se": float("nan"), "p_value": p_value,
+            "details": "", "reference": "", "seconds": 0.0}
+
+
+@pytest.mark.parametrize("p_value, words", [(0.0004, "rejects 'the model is calibrated' at the 5% level (p < 0.001)"),
+                                            (0.31, "does not reject 'the model is calibrated' at the 5% level (p = 0.310)")])
+def test_calibration_test_and_the_familiar_ece_are_reported_in_words(p_value, words):
+    res = fake_result([row("kde", 0.001, 0.10, 0.002)])
+    res.others = pd.DataFrame([other("ece-15-bins", "L1 calibration error", 0.0581),
+                               other("skce", "squared kernel calibration error", 0.002, p_value)])
+    text = verdict(res).markdown()
+    assert words in text
+    assert "15-bin top-label ECE is 5.81 points" in text and "L1 error" in text
+
+
+def test_no_literature_rows_no_extra_sentences():
+    text = verdict(fake_result([row("kde", 0.001, 0.10, 0.002)])).markdown()
+    assert "kernel calibration test" not in text and "15-bin top-label ECE" not in text

@@ -9,11 +9,13 @@ from .base import CalibrationEstimator, EstimatorPath
 from .binning import BinningEstimator
 from .kde import KDEEstimator
 from .kernel_ridge import KKKREstimator, UKKREstimator
+from .recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
 from .temperature import TemperatureEstimator
 
 FAMILIES = {
     cls.family: cls
     for cls in (BinningEstimator, KDEEstimator, UKKREstimator, KKKREstimator, TemperatureEstimator)
+    + (IsotonicEstimator, LogisticEstimator, BoostingEstimator)
 }
 
 
@@ -22,7 +24,7 @@ def make_estimator(name, notion="canonical", **params):
 
     Parameters
     ----------
-    name : {"bins", "kde", "ukkr", "kkkr", "temperature"}
+    name : {"bins", "kde", "ukkr", "kkkr", "temperature", "isotonic", "logistic", "boosting"}
     notion : {"top-label", "canonical", "classwise"}, default="canonical"
     **params
         The family's hyperparameters (see each class).
@@ -64,4 +66,7 @@ __all__ = [
     "UKKREstimator",
     "KKKREstimator",
     "TemperatureEstimator",
+    "IsotonicEstimator",
+    "LogisticEstimator",
+    "BoostingEstimator",
 ]

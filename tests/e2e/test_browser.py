@@ -12,25 +12,9 @@ import pytest
 import calibdash as cd
 from tests.shared_data import SHARED_DATA
 
-from .browser import OUTPUT, Watched, launch, streamlit_server, upload_and_run
+from .browser import OUTPUT, Watched, upload_and_run
 
 CIFAR10 = SHARED_DATA / "cifar10_wrn16-4.npz"
-
-
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("e2e_cache")) as url:
-        yield url
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = launch(p)
-        yield b
-        b.close()
 
 
 @pytest.fixture

@@ -1,0 +1,263 @@
+"""Estimators from the literature that the risk cannot rank, on the pipeline's split.
+
+The calibration estimation functions of :mod:`calibdash.estimators` are tuned and ranked by
+the risk (Eq. 20). The estimators here are not of that form, so the pipeline reports them
+beside the ranked ones, computed on the same holdout set, and groups every estimate by the
+quantity it estimates so that nobody compares numbers on different scales:
+
+* "calibration error (L2)": the square root of a squared error (top-label TCE_2 or
+  canonical CCE_2), the scale of the ranked estimators; the variational estimators with
+  the Brier score or the squared top-label gap (Berta et al.).
+* "L1 calibration error": the ECE estimators of Posocco & Bonnefoy (2021), the familiar
+  15-bin ECE among them, and the variational top-label L1 error.
+* "squared kernel calibration error": SKCE (Widmann, Lindsten & Zachariah 2019), with the
+  p-value of its calibration test of "the model is calibrated".
+* "KL calibration error (nats)": the variational estimator with the log loss.
+
+Estimators that fit a map (the variational ones) fit it on each fold's training rows, as
+the ranked estimators do, and are evaluated on the holdout set; the estimate is the mean
+over the fold maps and its standard error the spread over them. The others need no fitting
+and are computed on the holdout set, with a bootstrap (ECE) or U-statistic (SKCE)
+standard error.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .notions import NOTIONS, check_notion, problems, top_label
+
+QUANTITIES = (
+    "calibration error (L2)",
+    "L1 calibration error",
+    "squared kernel calibration error",
+    "KL calibration error (nats)",
+)
+
+# Resampling tests hold an n x n matrix; above this many holdout rows SKCE uses its block
+# estimator and the asymptotic test (calibdash.kernel_calibration refuses the bootstrap).
+_SKCE_BOOTSTRAP_MAX_N = 10_000
+
+
+@dataclass(frozen=True)
+class OtherEstimator:
+    """One estimator from the literature as the pipeline runs it.
+
+    ``compute(P, y, test, folds, notion, random_state)`` returns a dict with ``estimate``,
+    ``estimate_se``, ``details`` and optionally ``p_value``, ``squared_estimate`` and
+    ``squared_estimate_se``.
+    """
+
+    name: str
+    label: str
+    quantity: str
+    notions: tuple
+    compute: object = field(repr=False)
+    reference: str = ""
+    cost: float = 0.05  # rough seconds on a 2,000-row holdout, to schedule long tasks first
+
+
+# -- ECE estimators (Posocco & Bonnefoy) -------------------------------------------------
+def _ece_notion(notion):
+    # The canonical notion has no L1 ECE of its own: show the familiar top-label one.
+    return "top-label" if notion == "canonical" else notion
+
+
+def _ece(name):
+    def compute(P, y, test, folds, notion, random_state):
+        from .ece import ece_bootstrap
+
+        used = _ece_notion(notion)
+        value, se = ece_bootstrap(name, P[test], y[test], notion=used, n_boot=200, random_state=random_state)
+        return {"estimate": value, "estimate_se": se, "details": f"{used}, holdout set, 200 bootstrap resamples"}
+
+    return compute
+
+
+# -- SKCE and its calibration test (Widmann et al.) --------------------------------------
+def _skce(estimator):
+    def compute(P, y, test, folds, notion, random_state):
+        from .kernel_calibration import calibration_test, skce
+
+        Pt, yt = P[test], y[test]
+        used = estimator
+        if used == "unbiased" and len(test) > _SKCE_BOOTSTRAP_MAX_N:
+            used = "block"
+        est = skce(Pt, yt, estimator=used, random_state=random_state)
+        test_ = calibration_test(Pt, yt, estimator=used, random_state=random_state)
+        note = "" if used == estimator else f" (block estimator: the holdout set has over {_SKCE_BOOTSTRAP_MAX_N:,} rows)"
+        return {
+            "estimate": est.value,
+            "estimate_se": est.se,
+            "p_value": test_.p_value,
+            "details": f"{used}, Laplacian kernel, bandwidth {est.bandwidth:.3g} (median heuristic); "
+                       f"test: {test_.method}{note}",
+        }
+
+    return compute
+
+
+# -- variational estimators (Berta et al.) -----------------------------------------------
+def _mean_and_se(gaps):
+    """Estimate and standard error from per-row gaps of each fold map, shape (k, n_test).
+
+    The estimate is the mean over maps and rows. Its standard error combines the holdout
+    sampling error (of the row means over maps) with the spread over the fold maps: the
+    spread alone would miss that the holdout set is a sample (with monotone maps that agree
+    on the sign of every gap, the L1 gaps of all folds coincide and their spread is 0).
+    """
+    gaps = np.asarray(gaps, dtype=np.float64)
+    k, n = gaps.shape
+    rows = gaps.mean(axis=0)
+    se_rows = rows.std(ddof=1) / math.sqrt(n)
+    se_maps = gaps.mean(axis=1).std(ddof=1) / math.sqrt(k)
+    return float(rows.mean()), float(math.hypot(se_rows, se_maps))
+
+
+def _root(value, se):
+    """sqrt(value) and its standard error: the delta method, or near 0 (where it fails)
+    the distance from sqrt(value) to sqrt(value + se)."""
+    root = math.sqrt(max(0.0, value))
+    if value > 2 * se:
+        return root, se / (2 * root)
+    return root, math.sqrt(max(0.0, value) + se) - root
+
+
+def _variational(loss, recalibrator):
+    def compute(P, y, test, folds, notion, random_state):
+        from .recalibrators import as_recalibrator
+        from .variational import holdout_loss_gap
+
+        gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss)
+                for train, _ in folds]
+        value, se = _mean_and_se(gaps)
+        out = {"details": f"canonical, {recalibrator} map fitted on each fold's training rows, holdout set"}
+        if loss == "brier":
+            root, root_se = _root(value, se)
+            out.update(estimate=root, estimate_se=root_se, squared_estimate=value, squared_estimate_se=se)
+        else:
+            out.update(estimate=value, estimate_se=se)
+        return out
+
+    return compute
+
+
+def _variational_top_label(p, recalibrator="isotonic"):
+    def compute(P, y, test, folds, notion, random_state):
+        from .recalibrators import OneDimensionalRecalibrator, as_recalibrator
+        from .variational import top_label_gaps
+
+        (problem,) = problems(P, "top-label")
+        c, S = problem.Z[:, 0], problem.S
+        t = (top_label(P)[2] == y).astype(np.float64)
+        parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
+                                .fit(S[train], t[train]).predict(S[test]), p) for train, _ in folds]
+        value, se = _mean_and_se([q[0] for q in parts])
+        over = float(np.mean([q[1] for q in parts]))
+        under = float(np.mean([q[2] for q in parts]))
+        if p == 2:
+            root, root_se = _root(value, se)
+            out = {"estimate": root, "estimate_se": root_se, "squared_estimate": value, "squared_estimate_se": se}
+            over, under = math.sqrt(max(0.0, over)), math.sqrt(max(0.0, under))
+        else:
+            out = {"estimate": value, "estimate_se": se}
+        out["details"] = (f"top-label, {recalibrator} map of the confidence fitted on each fold's training rows; "
+                          f"over-confidence {over:.4f}, under-confidence {under:.4f}")
+        return out
+
+    return compute
+
+
+def _registry():
+    from .ece import ECE_ESTIMATORS
+
+    pb = "Posocco & Bonnefoy (2021)"
+    out = {}
+    for name, spec in ECE_ESTIMATORS.items():
+        label = spec["label"]
+        out[name] = OtherEstimator(name, label, "L1 calibration error", NOTIONS, _ece(name),
+                                   "Guo et al. (2017)" if name == "ece-15-bins" else pb,
+                                   cost=0.8 if spec["kind"] == "kde" else 0.2)
+    w = "Widmann, Lindsten & Zachariah (2019)"
+    out["skce"] = OtherEstimator("skce", "SKCE, unbiased, with bootstrap calibration test", "squared kernel calibration error",
+                                 NOTIONS, _skce("unbiased"), w, cost=2.0)
+    out["skce-linear"] = OtherEstimator("skce-linear", "SKCE, linear, with asymptotic calibration test",
+                                        "squared kernel calibration error", NOTIONS, _skce("linear"), w)
+    out["skce-block"] = OtherEstimator("skce-block", "SKCE, block, with asymptotic calibration test",
+                                       "squared kernel calibration error", NOTIONS, _skce("block"), w, cost=0.3)
+    b = "Berta et al. (2025)"
+    for rec in ("temperature", "isotonic", "logistic"):
+        out[f"variational-brier-{rec}"] = OtherEstimator(
+            f"variational-brier-{rec}", f"variational, Brier score, {rec} map", "calibration error (L2)",
+            ("canonical",), _variational("brier", rec), b, cost=0.3 if rec != "logistic" else 3.0)
+    out["variational-log-temperature"] = OtherEstimator(
+        "variational-log-temperature", "variational, log loss, temperature map", "KL calibration error (nats)",
+        ("canonical",), _variational("log", "temperature"), b, cost=0.3)
+    out["variational-top-l2"] = OtherEstimator(
+        "variational-top-l2", "variational, top-label L2, isotonic map", "calibration error (L2)",
+        ("top-label",), _variational_top_label(2), b)
+    out["variational-top-l1"] = OtherEstimator(
+        "variational-top-l1", "variational, top-label L1, isotonic map", "L1 calibration error",
+        ("top-label",), _variational_top_label(1), b)
+    return out
+
+
+OTHER_ESTIMATORS = _registry()
+
+# Shown by default: the familiar 15-bin ECE always (labelled as such), the variational
+# estimate on the ranked estimators' scale, and for canonical calibration the SKCE test.
+DEFAULT_OTHERS = {
+    "top-label": ("ece-15-bins", "variational-top-l2"),
+    "canonical": ("ece-15-bins", "variational-brier-temperature", "skce"),
+    "classwise": ("ece-15-bins",),
+}
+
+
+def available_others(notion):
+    """Names of the literature estimators offered for ``notion``."""
+    check_notion(notion)
+    return [name for name, o in OTHER_ESTIMATORS.items() if notion in o.notions]
+
+
+def resolve_others(notion, others=None):
+    """The literature estimators to run: None means ``DEFAULT_OTHERS[notion]``; [] none."""
+    check_notion(notion)
+    names = list(DEFAULT_OTHERS[notion] if others is None else others)
+    valid = available_others(notion)
+    for name in names:
+        if name not in OTHER_ESTIMATORS:
+            raise ValueError(f"Unknown estimator {name!r}; the estimators from the literature are "
+                             f"{', '.join(map(repr, OTHER_ESTIMATORS))}.")
+        if name not in valid:
+            raise ValueError(f"{name!r} does not support the {notion!r} notion; choose from {', '.join(map(repr, valid))}.")
+    if len(set(names)) != len(names):
+        raise ValueError(f"Estimators are listed twice: {names}.")
+    return names
+
+
+def run_other(name, P, y, test, folds, notion, random_state):
+    """One row of the result's ``others`` table."""
+    spec = OTHER_ESTIMATORS[name]
+    t0 = time.perf_counter()
+    out = spec.compute(P, y, test, folds, notion, random_state)
+    nan = float("nan")
+    return {
+        "estimator": name,
+        "label": spec.label,
+        "quantity": spec.quantity,
+        "estimate": float(out["estimate"]),
+        "estimate_se": float(out["estimate_se"]),
+        "squared_estimate": float(out.get("squared_estimate", nan)),
+        "squared_estimate_se": float(out.get("squared_estimate_se", nan)),
+        "p_value": float(out.get("p_value", nan)),
+        "details": out["details"],
+        "reference": spec.reference,
+        "seconds": time.perf_counter() - t0,
+    }
+
+
+__all__ = ["QUANTITIES", "OTHER_ESTIMATORS", "DEFAULT_OTHERS", "OtherEstimator", "available_others", "resolve_others", "run_other"]
