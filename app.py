@@ -12,6 +12,8 @@ pages = [
     st.Page("app_pages/evaluate.py", title="Evaluate", url_path="evaluate"),
     st.Page("app_pages/results.py", title="Results", url_path="results", default=True),
     st.Page("app_pages/reliability.py", title="Reliability", url_path="reliability"),
+    st.Page("app_pages/compare.py", title="Compare", url_path="compare"),
+    st.Page("app_pages/learn.py", title="Learn", url_path="learn"),
 ]
 page = st.navigation(pages)
 # A first visitor lands on a finished analysis of the demo data (cached afterwards).

@@ -274,3 +274,118 @@ def class_balance(pred):
     """DataFrame of class name and share of labels (for the Data page)."""
     counts = np.bincount(pred.labels, minlength=pred.d)
     return pd.DataFrame({"class": [str(c) for c in pred.class_names], "share": counts / max(pred.n, 1)})
+
+
+# -- Compare and Learn pages (calibdash.comparison and calibdash.lab compute) ---------
+# Widget keys start with "view__" so that init_state keeps them across page changes.
+HELP_COMPARE = {
+    "models": "The prediction sets to compare. They must be predictions for the same rows (the same patients, "
+    "images...) in the same order, with the same labels.",
+    "estimator": "One estimator measures every model, because estimators differ in their bias. 'auto' takes the one "
+    "with the lowest validation risk summed over the models.",
+    "difference": "Difference of the squared calibration errors (model a minus model b), estimated on the same held-out "
+    "rows. Below 0: model a is better calibrated. The interval and p-value come from a paired bootstrap of those rows "
+    "plus a jackknife over the fold models.",
+    "p_value": "Probability of a difference at least this large if both models were equally well calibrated. "
+    "Below 0.05 is the usual threshold for 'the difference is real'.",
+    "brier": "Brier score: mean squared distance between the probability vector and the true class (0 is perfect). "
+    "It mixes accuracy and calibration; the calibration error isolates calibration.",
+    "accuracy": "How often the most probable class is the true one. A model can be accurate and badly calibrated.",
+    "n_boot": "Bootstrap resamples of the held-out rows for the intervals and p-values.",
+    "scenario": "A simulated classifier whose true calibration error is known exactly, so every estimator can be "
+    "checked against the truth.",
+    "distortion": "The model is softmax(distortion x log P) of the true probabilities P: 1 is calibrated, below 1 "
+    "under-confident, above 1 over-confident.",
+    "slope": "The model is sigmoid(slope x x) while the truth is sigmoid(x): 1 is calibrated, above 1 over-confident, "
+    "below 1 under-confident.",
+    "ns": "Sample sizes to simulate. Each size is drawn several times to show the spread of the estimates.",
+    "repeats": "Independent draws per sample size: more draws show the bias and spread more precisely (and take longer).",
+    "f1_n": "Rows per simulated data set in the Figure 1 experiment (the paper uses 500).",
+    "f1_seeds": "Independent data sets (seeds) whose risks are averaged (the paper uses 100).",
+}
+
+LAB_SCENARIOS = {
+    "Dirichlet simulation (paper, Sec. 5.1)": ("dirichlet", {}),
+    "Widmann et al.: calibrated (M1)": ("widmann", {"model": "calibrated"}),
+    "Widmann et al.: mixed (M2)": ("widmann", {"model": "mixed"}),
+    "Widmann et al.: uniform (M3)": ("widmann", {"model": "uniform"}),
+    "Binary logistic": ("logistic", {}),
+}
+COMPARE_DEFAULT_MODELS = ["digits: random forest", "digits: logistic regression"]
+
+
+def comparison_key(models, settings):
+    """Cache key of a comparison: the data fingerprints and the settings."""
+    return (tuple((name, pred.sha256) for name, pred in models.items()), tuple(sorted(settings.items())))
+
+
+def run_comparison(models, settings, container=None):
+    """Compare ``models`` ({name: Predictions}) with ``settings``; cached in the session.
+
+    Returns (ComparisonResult or None, message or None); never raises.
+    """
+    ss = st.session_state
+    store = ss.setdefault("cmp_results", {})
+    key = comparison_key(models, settings)
+    if key in store:
+        return store[key], None
+    box = container if container is not None else st
+    bar = box.progress(0.0, text="Evaluating the models...")
+    try:
+        res = cd.compare(
+            models, notion=settings["notion"], estimator=settings["estimator"], random_state=settings["seed"],
+            n_boot=settings["n_boot"], n_jobs=-1,
+            progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=msg),
+        )
+    except Exception as e:  # noqa: BLE001 - a failed comparison becomes a message
+        bar.empty()
+        return None, f"The comparison failed: {e}"
+    bar.empty()
+    store[key] = res
+    while len(store) > 8:
+        store.pop(next(iter(store)))
+    return res, None
+
+
+def load_compare_uploads(pred_files, labels_file):
+    """Load several prediction files (and an optional shared labels file) into the session.
+
+    Returns a list of error messages (empty when all loaded); never raises. The loaded
+    sets are in ``st.session_state["cmp_uploads"]`` as {file name: Predictions}.
+    """
+    ss = st.session_state
+    sig = (tuple(getattr(f, "file_id", f.name) for f in pred_files), getattr(labels_file, "file_id", None) if labels_file else None)
+    if ss.get("cmp_upload_sig") == sig:
+        return ss.get("cmp_upload_errors", [])
+    loaded, errors = {}, []
+    for f in pred_files:
+        try:
+            for g in (f, labels_file):
+                if g is not None:
+                    g.seek(0)
+            loaded[f.name] = cd.load_predictions(f, labels_file, name=f.name)
+        except cd.InputError as e:
+            errors.append(str(e))
+        except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
+            errors.append(f"Could not read {f.name}: {e}")
+    ss["cmp_upload_sig"], ss["cmp_uploads"], ss["cmp_upload_errors"] = sig, loaded, errors
+    return errors
+
+
+@st.cache_data(show_spinner="Simulating and estimating...", max_entries=16)
+def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
+    """calibdash.lab.estimates_vs_n and its summary, cached by the settings (hashable arguments)."""
+    from calibdash import lab
+
+    sc = lab.scenario(kind, **dict(params))
+    df = lab.estimates_vs_n(sc, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
+                            random_state=seed, n_jobs=1)
+    return df, lab.summarise_estimates(df), sc.truth(notion), sc.label
+
+
+@st.cache_data(show_spinner="Computing the risk curves...", max_entries=16)
+def lab_figure1(n, n_seeds, seed):
+    """calibdash.lab.figure1, cached by its settings."""
+    from calibdash import lab
+
+    return lab.figure1(n=n, n_seeds=n_seeds, random_state=seed)

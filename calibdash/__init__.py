@@ -14,6 +14,8 @@ from .kernel_calibration import CalibrationTest, SKCEEstimate, calibration_test,
 # the function calibdash.ece.ece is not re-exported: it would hide the module calibdash.ece
 from .ece import ECE_ESTIMATORS, ece_bootstrap, ece_by_name, ece_kde
 from .variational import VariationalEstimate, VariationalTopLabel, holdout_loss_gap, variational_error, variational_top_label
+from .comparison import ComparisonResult, compare
+from . import lab
 
 __all__ = [
     "softmax", "make_estimator", "risk", "evaluate", "evaluate_notions", "EvaluationResult", "FAMILIES", "NOTIONS",
@@ -22,4 +24,5 @@ __all__ = [
     "ECE_ESTIMATORS", "variational_error", "variational_top_label", "holdout_loss_gap", "VariationalEstimate",
     "VariationalTopLabel",
 ]
+__all__ += ["compare", "ComparisonResult", "lab"]
 __version__ = "0.1.0"

@@ -337,3 +337,133 @@ def estimates_by_quantity(result):
 
 
 __all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure", "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]
+
+
+# -- model comparison and the simulation lab -------------------------------------------
+_PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22")
+
+
+def comparison_figure(comparison):
+    """Calibration error (with its interval), accuracy and Brier score of every model,
+    side by side, so that calibration is not mistaken for accuracy."""
+    m = comparison.models
+    names = m["model"].tolist()
+    fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
+                        subplot_titles=[f"calibration error ({comparison.estimator})", "accuracy", "Brier score"])
+    est = 100 * m["estimate"].to_numpy()
+    fig.add_trace(go.Scatter(
+        x=est, y=names, mode="markers", marker=dict(color=LINE, size=11), showlegend=False,
+        error_x=dict(type="data", symmetric=False, array=100 * m["ci_high"].to_numpy() - est,
+                     arrayminus=est - 100 * m["ci_low"].to_numpy(), color="#555"),
+        customdata=100 * m[["ci_low", "ci_high"]].to_numpy(),
+        hovertemplate="%{y}: %{x:.2f} points (%{customdata[0]:.2f} to %{customdata[1]:.2f})<extra></extra>"), row=1, col=1)
+    fig.add_trace(go.Bar(x=100 * m["accuracy"], y=names, orientation="h", marker=dict(color=BASE), showlegend=False,
+                         hovertemplate="%{y}: %{x:.1f}% correct<extra></extra>"), row=1, col=2)
+    fig.add_trace(go.Bar(x=m["brier"], y=names, orientation="h", marker=dict(color="#bcbd22"), showlegend=False,
+                         hovertemplate="%{y}: Brier %{x:.4f}<extra></extra>"), row=1, col=3)
+    fig.update_xaxes(title_text="percentage points (interval)", rangemode="tozero", row=1, col=1)
+    fig.update_xaxes(title_text="% correct", range=[0, 100], row=1, col=2)
+    fig.update_xaxes(title_text="lower is better", rangemode="tozero", row=1, col=3)
+    fig.update_layout(height=120 + 50 * len(names), margin=dict(t=50, b=50, l=150, r=20))
+    return fig
+
+
+def pairs_figure(comparison):
+    """Differences of squared calibration errors between pairs of models, with intervals.
+
+    Left of 0: the first model of the pair is better calibrated.
+    """
+    p = comparison.pairs
+    labels = [f"{a} - {b}" for a, b in zip(p["model_a"], p["model_b"])]
+    colors = [BEST if pv < 0.05 else LINE for pv in p["p_value"]]
+    fig = go.Figure(go.Scatter(
+        x=p["difference"], y=labels, mode="markers", marker=dict(color=colors, size=11), showlegend=False,
+        error_x=dict(type="data", symmetric=False, array=(p["ci_high"] - p["difference"]).to_numpy(),
+                     arrayminus=(p["difference"] - p["ci_low"]).to_numpy(), color="#555"),
+        customdata=p[["ci_low", "ci_high", "p_value"]].to_numpy(),
+        hovertemplate="%{y}: %{x:.3g} (%{customdata[0]:.3g} to %{customdata[1]:.3g}), p = %{customdata[2]:.3g}<extra></extra>"))
+    fig.add_vline(x=0, line=dict(color=BASE, dash="dash"))
+    fig.update_layout(xaxis_title="difference of squared calibration errors (a - b); below 0: a is better calibrated",
+                      height=100 + 50 * len(labels), margin=dict(t=30, b=50, l=260, r=20),
+                      title=dict(text="red: p < 0.05", font=dict(size=13)))
+    return fig
+
+
+def overlaid_reliability_figure(tables, title="Top-label reliability, all models"):
+    """Reliability curves of several models in one panel: per-bin mean confidence against
+    the observed frequency, one line per model (``tables``: {model: reliability_table})."""
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[0, 1], mode="lines", line=dict(color=BASE, dash="dash"),
+                               name="perfect calibration", hoverinfo="skip"))
+    for i, (name, t) in enumerate(tables.items()):
+        t = t[t["count"] > 0]
+        fig.add_trace(go.Scatter(
+            x=t["confidence"], y=t["accuracy"], mode="lines+markers", name=name,
+            line=dict(color=_PALETTE[i % len(_PALETTE)]), marker=dict(size=np.clip(4 + np.sqrt(t["count"]) / 3, 4, 16)),
+            customdata=t[["count", "band_low", "band_high"]].to_numpy(),
+            hovertemplate=f"{name}<br>confidence %{{x:.3f}}<br>frequency %{{y:.3f}} "
+                          "(band %{customdata[1]:.3f}-%{customdata[2]:.3f})<br>%{customdata[0]} predictions<extra></extra>"))
+    fig.update_layout(title=title, xaxis_title="confidence (max probability); marker size: predictions in the bin",
+                      yaxis_title="fraction correct", height=520, margin=dict(t=60, b=50, l=60, r=20),
+                      legend=dict(orientation="h", y=-0.15))
+    fig.update_xaxes(range=[0, 1])
+    fig.update_yaxes(range=[0, 1.02])
+    return fig
+
+
+def lab_estimates_figure(summary, truth):
+    """Each estimator's mean estimate (line) and spread over repeated draws (band, +- one
+    sd) against the sample size, with the true calibration error (dashed)."""
+    fig = go.Figure()
+    for i, (name, part) in enumerate(summary.groupby("estimator", sort=False)):
+        part = part.sort_values("n")
+        color = _PALETTE[i % len(_PALETTE)]
+        x, m, sd = part["n"].to_numpy(float), 100 * part["mean"].to_numpy(), 100 * part["sd"].to_numpy()
+        r, g, b = (int(color[k:k + 2], 16) for k in (1, 3, 5))
+        fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + sd, (m - sd)[::-1]]), fill="toself",
+                                 fillcolor=f"rgba({r},{g},{b},0.15)", line=dict(width=0), hoverinfo="skip",
+                                 showlegend=False, legendgroup=name))
+        fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=name, line=dict(color=color), legendgroup=name,
+                                 customdata=np.stack([sd, 100 * part["bias"].to_numpy()], axis=1),
+                                 hovertemplate=f"{name}, n = %{{x}}<br>mean %{{y:.2f}} &plusmn; %{{customdata[0]:.2f}} points"
+                                               "<br>bias %{customdata[1]:+.2f}<extra></extra>"))
+    ns = sorted(summary["n"].unique())
+    fig.add_trace(go.Scatter(x=[ns[0], ns[-1]], y=[100 * truth] * 2, mode="lines", name="truth",
+                             line=dict(color="black", dash="dash", width=2),
+                             hovertemplate="true error %{y:.2f} points<extra></extra>"))
+    fig.update_xaxes(type="log", title_text="sample size n", tickvals=ns)
+    fig.update_yaxes(title_text="calibration error (percentage points)")
+    fig.update_layout(height=460, margin=dict(t=30, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def figure1_figure(df, max_seed_lines=20):
+    """The paper's Figure 1: risk of h_theta against theta, a few seeds as thin lines, the
+    mean over seeds with +- one standard error, and its minimiser (red)."""
+    from .lab import summarise_figure1
+
+    s = summarise_figure1(df)
+    fig = go.Figure()
+    for i, (seed, part) in enumerate(df.groupby("seed")):
+        if i >= max_seed_lines:
+            break
+        fig.add_trace(go.Scatter(x=part["theta"], y=part["risk"], mode="lines", line=dict(color="rgba(127,127,127,0.25)", width=1),
+                                 name="single seeds", showlegend=i == 0, legendgroup="seeds", hoverinfo="skip"))
+    x, m, se = s["theta"].to_numpy(), s["mean"].to_numpy(), s["se"].to_numpy()
+    fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + se, (m - se)[::-1]]), fill="toself",
+                             fillcolor="rgba(31,119,180,0.25)", line=dict(width=0), hoverinfo="skip", showlegend=False))
+    fig.add_trace(go.Scatter(x=x, y=m, mode="lines", line=dict(color=LINE, width=3), name=f"mean over {int(s['count'].max())} seeds",
+                             hovertemplate="theta = %{x:.3f}<br>mean risk %{y:.6g}<extra></extra>"))
+    best = s.attrs["argmin"]
+    fig.add_trace(go.Scatter(x=[best], y=[float(s.loc[s["theta"] == best, "mean"].iloc[0])], mode="markers",
+                             marker=dict(color=BEST, size=13, symbol="diamond"), name=f"minimum at theta = {best:.3g}"))
+    fig.add_vline(x=1.0, line=dict(color="black", dash="dash"))
+    fig.update_layout(xaxis_title="theta (1 = the true conditional probabilities)", yaxis_title="risk (Eq. 20)",
+                      height=460, margin=dict(t=30, b=50, l=70, r=20), legend=dict(orientation="h", y=-0.2))
+    # The single seeds spread far wider than the mean's band; keep the mean readable.
+    lo, hi = float(np.min(m - 3 * se)), float(np.max(m + 3 * se))
+    pad = 0.5 * (hi - lo)
+    fig.update_yaxes(range=[lo - pad, hi + pad])
+    return fig
+
+
+__all__ += ["comparison_figure", "pairs_figure", "overlaid_reliability_figure", "lab_estimates_figure", "figure1_figure"]

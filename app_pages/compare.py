@@ -1,0 +1,115 @@
+"""Compare page: several models on the same labels, a paired test of their calibration."""
+
+import streamlit as st
+
+import ui
+from calibdash import demo, plots
+from calibdash import reliability as rl
+from calibdash.specs import available_estimators
+
+ss = st.session_state
+H = ui.HELP_COMPARE
+st.title("Compare models")
+st.markdown(
+    "Is the new model better calibrated than the old one, **on the same rows**? Every model is evaluated with the "
+    "same split and seed and measured by the same estimator; the difference between two models gets a paired "
+    "interval and a p-value. Accuracy and the Brier score are shown beside calibration: they answer other questions."
+)
+
+ss.setdefault("view__cmp_source", "demo")
+st.radio("Models", ["demo", "upload"], key="view__cmp_source", horizontal=True, help=H["models"],
+         format_func={"demo": "Demo classifiers (digits)", "upload": "Upload prediction files"}.get)
+
+models, problems = {}, []
+if ss["view__cmp_source"] == "demo":
+    ss.setdefault("view__cmp_demo", list(ui.COMPARE_DEFAULT_MODELS))
+    chosen = st.multiselect("Demo classifiers (all on the same 1,797 digits)", list(demo.DIGITS_MODELS),
+                            key="view__cmp_demo", help=H["models"])
+    for name in chosen:
+        models[name] = ui._demo(name)
+else:
+    c1, c2 = st.columns(2)
+    files = c1.file_uploader("Prediction files (two or more)", type=["npy", "npz", "csv", "tsv", "txt", "parquet"],
+                             accept_multiple_files=True, key="cmp_upload_predictions",
+                             help="One file per model: probabilities or logits for the same rows, in the same order. "
+                             "A file may hold its labels too (.npz with two arrays, or a label column).")
+    labels_file = c2.file_uploader("Labels (optional, shared by all)", type=["npy", "npz", "csv", "tsv", "txt", "parquet"],
+                                   key="cmp_upload_labels",
+                                   help="Needed when the prediction files have no labels: one label per row.")
+    if files:
+        for message in ui.load_compare_uploads(files, labels_file):
+            st.error(message, icon=":material/error:")
+        models = dict(ss.get("cmp_uploads", {}))
+    else:
+        st.info("Upload at least two prediction files for the same rows.")
+
+c1, c2, c3, c4 = st.columns(4)
+ss.setdefault("view__cmp_notion", "top-label")
+ss.setdefault("view__cmp_estimator", "auto")
+ss.setdefault("view__cmp_seed", 0)
+ss.setdefault("view__cmp_boot", 2000)
+notion = c1.radio("Notion", list(ui.NOTIONS), key="view__cmp_notion", help=ui.HELP["notion"])
+options = ["auto"] + available_estimators(notion)
+if ss["view__cmp_estimator"] not in options:
+    ss["view__cmp_estimator"] = "auto"
+c2.selectbox("Estimator", options, key="view__cmp_estimator", help=H["estimator"],
+             format_func=lambda e: "auto (lowest total risk)" if e == "auto" else e)
+c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__cmp_seed", help=ui.HELP["seed"])
+c4.number_input("Bootstrap resamples", min_value=200, max_value=20000, step=500, key="view__cmp_boot", help=H["n_boot"])
+
+settings = {"notion": notion, "estimator": None if ss["view__cmp_estimator"] == "auto" else ss["view__cmp_estimator"],
+            "seed": int(ss["view__cmp_seed"]), "n_boot": int(ss["view__cmp_boot"])}
+
+
+def show(res):
+    st.caption(f"{res.config['n']:,} rows, {res.config['n_test']:,} held out; estimator **{res.estimator}** "
+               f"({res.config['estimator_chosen_by']}); {res.config['n_boot']:,} paired bootstrap resamples.")
+    st.subheader("Calibration, accuracy and Brier score", help=H["brier"])
+    st.caption("Left: estimated calibration error in percentage points with a 95% interval (0 = calibrated). "
+               "Middle and right: accuracy and Brier score, which mix in how often the model is right.")
+    st.plotly_chart(plots.comparison_figure(res), key="cmp_estimates", width="stretch")
+    st.dataframe(res.models, key="cmp_models_table", hide_index=True, width="stretch", column_config={
+        "accuracy": st.column_config.NumberColumn("accuracy", format="%.4f", help=H["accuracy"]),
+        "brier": st.column_config.NumberColumn("Brier", format="%.4f", help=H["brier"]),
+        "estimate": st.column_config.NumberColumn("calibration error", format="%.4f"),
+        "ci_low": st.column_config.NumberColumn("95% low", format="%.4f"),
+        "ci_high": st.column_config.NumberColumn("95% high", format="%.4f"),
+        "val_risk": st.column_config.NumberColumn("risk", format="%.5g", help=ui.HELP["risk"]),
+    })
+
+    st.subheader("Differences between models", help=H["difference"])
+    best = res.pairs.sort_values("p_value").iloc[0]
+    better, worse = (best["model_a"], best["model_b"]) if best["difference"] < 0 else (best["model_b"], best["model_a"])
+    if best["p_value"] < 0.05:
+        st.markdown(f"**{better}** is better calibrated than **{worse}** "
+                    f"(difference of squared errors {abs(best['difference']):.3g}, p = {best['p_value']:.2g}).")
+    else:
+        st.markdown("No pair differs clearly in calibration (every p-value is at least 0.05).")
+    st.plotly_chart(plots.pairs_figure(res), key="cmp_pairs", width="stretch")
+    st.dataframe(res.pairs, key="cmp_pairs_table", hide_index=True, width="stretch", column_config={
+        "difference": st.column_config.NumberColumn("difference", format="%.4g", help=H["difference"]),
+        "p_value": st.column_config.NumberColumn("p-value", format="%.3g", help=H["p_value"]),
+    })
+
+    st.subheader("Reliability diagrams, overlaid")
+    st.caption("Top-label reliability of every model (15 equal-width bins, all rows): the closer to the dashed "
+               "diagonal, the better calibrated.")
+    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_boot=100) for name, P in res.probs.items()}
+    st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
+
+    d1, d2 = st.columns(2)
+    d1.download_button("Models table (CSV)", res.models.to_csv(index=False), "compare_models.csv", "text/csv",
+                       key="dl_cmp_models", help="One row per model, full precision.")
+    d2.download_button("Pairs table (CSV)", res.pairs.to_csv(index=False), "compare_pairs.csv", "text/csv",
+                       key="dl_cmp_pairs", help="One row per pair of models: difference, interval, p-value.")
+
+
+if len(models) < 2:
+    if ss["view__cmp_source"] == "demo":
+        st.info("Choose at least two classifiers.")
+else:
+    res, error = ui.run_comparison(models, settings)
+    if error:
+        st.error(error, icon=":material/error:")
+    else:
+        show(res)

@@ -1,0 +1,362 @@
+"""Compare the calibration of several models on the same labels, with a paired test.
+
+Design (README, "Comparing models"):
+
+* **One estimator for all models.** Estimators differ in their bias, so a difference
+  between two models is only meaningful when both are measured by the same one. By
+  default it is the estimator with the lowest validation risk summed over the models;
+  ``estimator=`` fixes it.
+* **Same split for all models.** Every model is evaluated by :func:`calibdash.evaluate`
+  with the same seed, hence the same holdout rows and folds.
+* **Differences of squared errors.** The statistic is
+  ``D = SCE_a - SCE_b = mean_i (h_a(z_i, z_i) - h_b(z_i, z_i))`` over the holdout rows: a
+  mean of per-row terms, so a paired bootstrap resamples it exactly, and it stays smooth
+  when both errors are near 0 (a difference of square roots is not differentiable there).
+* **Its variance has two parts.** The holdout part (which rows were held out) is the
+  variance of the paired bootstrap: one set of resampled holdout row indices per
+  replicate, applied to every model. The training part (which rows fitted the
+  estimators) is invisible to the holdout bootstrap but of the same order; it is the
+  delete-a-fold jackknife over the k fold models, ``(k - 1)^2 / k`` times the variance of
+  the k fold models' holdout differences. ``se = sqrt(bootstrap + jackknife)``.
+* **p-value and interval.** Two-sided test of "equal squared calibration errors" with the
+  studentised statistic ``D / se`` against Student's t with Welch-Satterthwaite degrees of
+  freedom (the jackknife part has only k - 1); the interval is ``D +- t_q se``. Level and power are checked by simulation in ``tests/test_compare.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy.stats import t as student_t
+
+from .loading import Predictions
+from .notions import check_notion, validate
+from .pipeline import evaluate, make_split
+from .simplex import one_hot
+from .specs import DEFAULT_ESTIMATORS
+
+# The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
+# SKCE with its bootstrap test, variational), which the pipeline runs by default beside
+# them, would multiply the cost of every evaluation and are not shown.
+_ONLY_TUNED = {"others": []}
+
+# Bootstrap replicates per chunk, so memory stays bounded on large holdout sets.
+_BOOT_ENTRIES = 4_000_000
+
+
+@dataclass
+class ComparisonResult:
+    """What :func:`compare` found.
+
+    Attributes
+    ----------
+    models : pandas.DataFrame
+        One row per model: ``model``, ``n``, ``accuracy``, ``brier`` (mean squared
+        distance of the probability vector to the one-hot label, summed over classes),
+        ``estimator``, ``hyperparameters``, ``val_risk``, ``estimate`` (calibration error),
+        ``ci_low``, ``ci_high`` (its interval), ``squared_estimate``, ``squared_se``.
+    pairs : pandas.DataFrame
+        One row per pair of models: ``model_a``, ``model_b``, ``difference`` (squared
+        error of a minus that of b), ``se``, ``ci_low``, ``ci_high``, ``p_value``,
+        ``estimate_a``, ``estimate_b`` (calibration errors), ``accuracy_difference``,
+        ``brier_difference``.
+    estimator : str
+        The estimator used for every model.
+    results : dict
+        ``{model: EvaluationResult}`` of :func:`calibdash.evaluate`, same split and seed.
+    holdout : ndarray
+        Row indices of the holdout set shared by all models.
+    diagonals : dict
+        ``{model: h(z_i, z_i) on the holdout rows}`` of the chosen estimator.
+    estimator_risks : pandas.DataFrame
+        Validation risk of every estimator (rows) for every model (columns), with the
+        column ``total`` used to choose.
+    config : dict
+        The call's settings.
+    """
+
+    models: pd.DataFrame
+    pairs: pd.DataFrame
+    estimator: str
+    results: dict = field(repr=False)
+    holdout: np.ndarray = field(repr=False)
+    diagonals: dict = field(repr=False)
+    estimator_risks: pd.DataFrame = field(repr=False)
+    config: dict = field(default_factory=dict)
+    probs: dict = field(default_factory=dict, repr=False)
+    labels: np.ndarray | None = field(default=None, repr=False)
+
+
+def _as_items(models):
+    if isinstance(models, dict):
+        items = list(models.items())
+    else:
+        try:
+            items = [tuple(m) for m in models]
+        except TypeError:
+            raise ValueError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.") from None
+        if any(len(m) != 2 for m in items):
+            raise ValueError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.")
+    if len(items) < 2:
+        raise ValueError(f"A comparison needs at least 2 models; got {len(items)}.")
+    names = [name for name, _ in items]
+    for name in names:
+        if not isinstance(name, str) or not name.strip():
+            raise ValueError(f"Model names must be non-empty strings; got {name!r}.")
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"Duplicate model names: {', '.join(map(repr, dup))}. Give every model its own name.")
+    return items
+
+
+def _inputs(models, y):
+    """{name: P} and the shared labels, checked to describe the same rows."""
+    items = _as_items(models)
+    given = None if y is None else np.asarray(y)
+    probs, labels_from = {}, {}
+    for name, P in items:
+        if isinstance(P, Predictions):
+            labels_from[name] = P.labels
+            P = P.probs
+        probs[name] = P
+    if given is None:
+        if not labels_from:
+            raise ValueError("Labels are needed: call compare(models, y) or pass what load_predictions returned.")
+        first = next(iter(labels_from))
+        given = labels_from[first]
+    for name, lab in labels_from.items():
+        if len(lab) != len(given) or not np.array_equal(np.asarray(lab), given):
+            raise ValueError(
+                f"The labels of {name!r} differ from the others: a comparison needs every model's "
+                "predictions for the same rows, in the same order, with the same labels."
+            )
+    out, d = {}, None
+    for name, P in probs.items():
+        P_arr = np.asarray(P)
+        if P_arr.ndim != 2 or P_arr.shape[0] != len(given):
+            rows = P_arr.shape[0] if P_arr.ndim >= 1 else 0
+            raise ValueError(
+                f"{name!r} has {rows} rows of predictions but there are {len(given)} labels: every "
+                "model must predict the same rows, in the order of the labels."
+            )
+        try:
+            P_ok, y_ok = validate(P_arr, given)
+        except ValueError as e:
+            raise ValueError(f"{name!r}: {e}") from None
+        if d is not None and P_ok.shape[1] != d:
+            raise ValueError(f"{name!r} has {P_ok.shape[1]} classes but the first model has {d}: all models must predict the same classes.")
+        d = P_ok.shape[1]
+        out[name] = P_ok
+    return out, y_ok
+
+
+def _bootstrap_means(values, n_boot, rng):
+    """Means of ``values`` (n, m) over ``n_boot`` resamples of its rows: one set of row
+    indices per replicate, shared by every column (the pairing)."""
+    n = values.shape[0]
+    chunk = max(1, _BOOT_ENTRIES // max(n, 1))
+    out = []
+    for s in range(0, n_boot, chunk):
+        idx = rng.integers(0, n, size=(min(chunk, n_boot - s), n))
+        out.append(np.stack([values[:, j][idx].mean(axis=1) for j in range(values.shape[1])], axis=1))
+    return np.concatenate(out)
+
+
+def _fold_values(folds, name):
+    """The k fold models' holdout squared estimates of estimator ``name``, by fold."""
+    part = folds[folds["estimator"] == name].sort_values("fold")
+    return part["squared_estimate"].to_numpy(dtype=np.float64)
+
+
+def _jackknife_var(fold_values):
+    """Delete-a-fold jackknife variance of the mean of k fold models' values (per column)."""
+    k = fold_values.shape[0]
+    return (k - 1) ** 2 / k * fold_values.var(axis=0, ddof=1)
+
+
+def _satterthwaite(v1, df1, v2, df2):
+    """Degrees of freedom of the sum of two independent variance estimates (Welch-Satterthwaite).
+
+    The jackknife part has only k - 1 degrees of freedom, so a normal reference would
+    reject too often when it dominates; a Student t with these degrees of freedom does not.
+    """
+    den = v1**2 / df1 + v2**2 / df2
+    return float((v1 + v2) ** 2 / den) if den > 0 else float(df1 + df2)
+
+
+def _quantile(level, df):
+    return float(student_t.ppf(0.5 + level / 2, df))
+
+
+def compare(
+    models,
+    y=None,
+    notion="canonical",
+    estimator=None,
+    estimators=None,
+    grids=None,
+    test_size=0.2,
+    n_folds=5,
+    random_state=0,
+    n_jobs=1,
+    n_boot=2000,
+    level=0.95,
+    progress=None,
+):
+    """Compare the calibration of several models on the same labels.
+
+    Parameters
+    ----------
+    models : dict {name: array-like of shape (n, d) or Predictions}, or list of (name, P)
+        Predicted probabilities of each model for the same rows. At least two.
+    y : array-like of shape (n,), optional
+        True labels; may be omitted when the models are Predictions with labels.
+    notion : {"top-label", "canonical", "classwise"}, default="canonical"
+    estimator : str or None
+        The estimator used for every model. None: the one with the lowest validation
+        risk summed over the models (from ``estimators``).
+    estimators : list of str or None
+        Estimators evaluated; None is the paper's set for the notion plus temperature.
+    grids : dict or None
+        Search-space overrides, as in :func:`calibdash.evaluate`.
+    test_size, n_folds, random_state, n_jobs
+        As in :func:`calibdash.evaluate`; the same split serves every model.
+    n_boot : int, default=2000
+        Paired bootstrap replicates of the holdout rows.
+    level : float, default=0.95
+        Coverage of the intervals.
+    progress : callable or None
+        ``progress(done, total, message)`` after each model's evaluation.
+
+    Returns
+    -------
+    ComparisonResult
+
+    Examples
+    --------
+    >>> import calibdash as cd
+    >>> from calibdash.demo import demo_arrays
+    >>> P_a, y = demo_arrays("digits: logistic regression")
+    >>> P_b, _ = demo_arrays("digits: naive Bayes")
+    >>> cmp = cd.compare({"logistic": P_a, "naive Bayes": P_b}, y, notion="top-label")  # doctest: +SKIP
+    >>> cmp.pairs[["model_a", "model_b", "difference", "p_value"]]  # doctest: +SKIP
+    """
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 100:
+        raise ValueError(f"n_boot must be a whole number of at least 100, got {n_boot!r}.")
+    check_notion(notion)
+    probs, y = _inputs(models, y)
+    names = list(probs)
+    est_list = list(DEFAULT_ESTIMATORS.get(notion, ()) if estimators is None else estimators)
+    if estimator is not None and estimator not in est_list:
+        est_list = [estimator] if estimators is None else est_list + [estimator]
+
+    results = {}
+    for i, name in enumerate(names):
+        results[name] = evaluate(
+            probs[name], y, notion=notion, estimators=est_list, grids=grids, test_size=test_size,
+            n_folds=n_folds, random_state=random_state, n_jobs=n_jobs, keep_models=True, **_ONLY_TUNED,
+        )
+        if progress is not None:
+            progress(i + 1, len(names), f"{name} evaluated")
+
+    risks = pd.DataFrame({name: results[name].summary.set_index("estimator")["val_risk"] for name in names})
+    risks["total"] = risks[names].sum(axis=1)
+    chosen = estimator if estimator is not None else str(risks["total"].idxmin())
+
+    test, _ = make_split(len(y), test_size, n_folds, random_state)
+    diag = {name: np.asarray(results[name].models[chosen].h_diag(probs[name][test]), dtype=np.float64) for name in names}
+    D = np.column_stack([diag[name] for name in names])  # holdout row x model
+    fold_sq = np.column_stack(
+        [_fold_values(results[name].folds, chosen) for name in names]
+    )  # fold x model
+    sq = D.mean(axis=0)
+    rng = np.random.default_rng(random_state)
+    boot = _bootstrap_means(D, int(n_boot), rng)  # replicate x model
+    n_test, k = len(test), fold_sq.shape[0]
+
+    acc = {name: float(np.mean(np.argmax(probs[name], axis=1) == y)) for name in names}
+    Y = one_hot(y, probs[names[0]].shape[1])
+    brier = {name: float(np.mean(np.sum((probs[name] - Y) ** 2, axis=1))) for name in names}
+
+    var_boot, var_jack = boot.var(axis=0, ddof=1), _jackknife_var(fold_sq)
+    var_sq = var_boot + var_jack
+    model_rows = []
+    for j, name in enumerate(names):
+        row = results[name].summary.set_index("estimator").loc[chosen]
+        se = float(np.sqrt(var_sq[j]))
+        z = _quantile(level, _satterthwaite(var_boot[j], n_test - 1, var_jack[j], k - 1))
+        model_rows.append(
+            {
+                "model": name,
+                "n": int(len(y)),
+                "accuracy": acc[name],
+                "brier": brier[name],
+                "estimator": chosen,
+                "hyperparameters": row["hyperparameters"],
+                "val_risk": float(row["val_risk"]),
+                "estimate": float(np.sqrt(max(sq[j], 0.0))),
+                "ci_low": float(np.sqrt(max(sq[j] - z * se, 0.0))),
+                "ci_high": float(np.sqrt(max(sq[j] + z * se, 0.0))),
+                "squared_estimate": float(sq[j]),
+                "squared_se": se,
+            }
+        )
+
+    pair_rows = []
+    for a in range(len(names)):
+        for b in range(a + 1, len(names)):
+            diff = float(sq[a] - sq[b])
+            vb = float(np.var(boot[:, a] - boot[:, b], ddof=1))
+            vj = float(_jackknife_var(fold_sq[:, [a]] - fold_sq[:, [b]])[0])
+            se = float(np.sqrt(vb + vj))
+            df = _satterthwaite(vb, n_test - 1, vj, k - 1)
+            z = _quantile(level, df)
+            p = float(2 * student_t.sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
+            pair_rows.append(
+                {
+                    "model_a": names[a],
+                    "model_b": names[b],
+                    "difference": diff,
+                    "se": se,
+                    "ci_low": diff - z * se,
+                    "ci_high": diff + z * se,
+                    "p_value": p,
+                    "estimate_a": model_rows[a]["estimate"],
+                    "estimate_b": model_rows[b]["estimate"],
+                    "accuracy_difference": acc[names[a]] - acc[names[b]],
+                    "brier_difference": brier[names[a]] - brier[names[b]],
+                }
+            )
+
+    config = {
+        "notion": notion,
+        "estimator": chosen,
+        "estimator_chosen_by": "user" if estimator is not None else "lowest validation risk summed over models",
+        "estimators": est_list,
+        "test_size": test_size,
+        "n_folds": n_folds,
+        "random_state": random_state,
+        "n_boot": int(n_boot),
+        "level": level,
+        "n": int(len(y)),
+        "n_test": int(len(test)),
+    }
+    return ComparisonResult(
+        models=pd.DataFrame(model_rows),
+        pairs=pd.DataFrame(pair_rows),
+        estimator=chosen,
+        results=results,
+        holdout=test,
+        diagonals=diag,
+        estimator_risks=risks,
+        config=config,
+        probs=probs,
+        labels=y,
+    )
+
+
+__all__ = ["compare", "ComparisonResult"]

@@ -1,0 +1,248 @@
+"""calibdash.comparison: the paired comparison of models, its level and power, and bad input."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy.special import expit
+from scipy.stats import norm
+from scipy.stats import t as student_t
+
+import calibdash as cd
+from calibdash import comparison as compare_module
+from calibdash.loading import load_predictions
+from calibdash.pipeline import make_split
+from calibdash.simplex import softmax
+from calibdash.simulation import dirichlet_simulation
+
+
+def exchangeable_pair(n, rng, sharpen=2.0, scale=1.5):
+    """Two models that are equally miscalibrated on the same labels.
+
+    y = 1[x1 + x2 + e > 0] with x1, x2 ~ N(0, scale^2) and e ~ N(0, 1) independent, so
+    P(y = 1 | x1) = Phi(x1 / sqrt(1 + scale^2)). Model a sees only x1, model b only x2,
+    and both over-sharpen their calibrated probability by the same factor ``sharpen``:
+    (a, b, y) has the same distribution as (b, a, y), so their true calibration errors
+    are equal (and not 0), whatever the notion or estimator.
+    """
+    x1, x2 = rng.normal(0, scale, n), rng.normal(0, scale, n)
+    y = (x1 + x2 + rng.normal(size=n) > 0).astype(np.int64)
+    c = sharpen / np.sqrt(1 + scale**2)
+    pa, pb = norm.cdf(c * x1), norm.cdf(c * x2)
+    return np.column_stack([1 - pa, pa]), np.column_stack([1 - pb, pb]), y
+
+
+def test_level_on_two_equally_calibrated_models():
+    """The paired test rejects in 2 to 8 % of 400 repetitions at the 5 % level.
+
+    Design: :func:`exchangeable_pair` (two equally over-confident models that use different
+    information, so their true errors are equal but their per-row predictions differ),
+    n = 1,000, the temperature-scaling estimator, canonical notion, seeds 0..399.
+    """
+    p = []
+    for r in range(400):
+        A, B, y = exchangeable_pair(1000, np.random.default_rng(10_000 + r))
+        res = cd.compare({"a": A, "b": B}, y, notion="canonical", estimators=["temperature"], random_state=r, n_boot=200)
+        p.append(res.pairs["p_value"].iloc[0])
+    rate = float(np.mean(np.array(p) < 0.05))
+    assert 0.02 <= rate <= 0.08, rate
+
+
+def test_power_against_a_temperature_2_distortion():
+    """At n = 5,000 the test tells a calibrated model from the same model softened by
+    temperature 2 (softmax(log P / 2)) in at least 95 % of 60 repetitions (the paper's
+    Dirichlet simulation, 5 classes, temperature-scaling estimator)."""
+    hits = []
+    for r in range(60):
+        sim = dirichlet_simulation(n=5000, distortion=1.0, random_state=20_000 + r)
+        calibrated = sim.probs
+        softened = softmax(sim.log_true_probs / 2.0)
+        res = cd.compare({"calibrated": calibrated, "temperature 2": softened}, sim.labels, notion="canonical",
+                         estimators=["temperature"], random_state=r, n_boot=200)
+        row = res.pairs.iloc[0]
+        hits.append(row["p_value"] < 0.05 and row["difference"] < 0)
+    assert np.mean(hits) >= 0.95, np.mean(hits)
+
+
+@pytest.fixture(scope="module")
+def three_models():
+    rng = np.random.default_rng(5)
+    sim = dirichlet_simulation(n=600, n_classes=3, alpha=1.0, distortion=1.0, random_state=5)
+    logits = sim.log_true_probs
+    models = {
+        "calibrated": softmax(logits),
+        "over-confident": softmax(2.5 * logits),
+        "noisy": softmax(logits + rng.normal(0, 0.5, logits.shape)),
+    }
+    return models, sim.labels
+
+
+@pytest.fixture(scope="module")
+def three_result(three_models):
+    models, y = three_models
+    return cd.compare(models, y, notion="top-label", estimators=["bins", "temperature"], random_state=3, n_boot=300)
+
+
+def test_tables_and_pairs_follow_the_documented_layout(three_result, three_models):
+    res = three_result
+    models, y = three_models
+    assert list(res.models["model"]) == list(models)
+    assert [(a, b) for a, b in zip(res.pairs["model_a"], res.pairs["model_b"])] == [
+        ("calibrated", "over-confident"), ("calibrated", "noisy"), ("over-confident", "noisy")]
+    for col in ["model_a", "model_b", "difference", "ci_low", "ci_high", "p_value"]:
+        assert col in res.pairs.columns
+    assert set(res.results) == set(models)
+    assert (res.pairs["ci_low"] <= res.pairs["difference"]).all() and (res.pairs["difference"] <= res.pairs["ci_high"]).all()
+    assert ((res.pairs["p_value"] >= 0) & (res.pairs["p_value"] <= 1)).all()
+
+
+def test_every_model_uses_the_same_split_and_estimator(three_result, three_models):
+    res = three_result
+    models, y = three_models
+    test, _ = make_split(len(y), 0.2, 5, 3)
+    np.testing.assert_array_equal(res.holdout, test)
+    for r in res.results.values():
+        assert r.config["call"]["random_state"] == 3 and r.config["n_test"] == len(test)
+    assert (res.models["estimator"] == res.estimator).all()
+    # auto: the lowest validation risk summed over the models
+    total = {e: sum(float(r.summary.set_index("estimator").loc[e, "val_risk"]) for r in res.results.values())
+             for e in ["bins", "temperature"]}
+    assert res.estimator == min(total, key=total.get)
+    np.testing.assert_allclose(res.estimator_risks.loc[list(total), "total"], list(total.values()), rtol=1e-12)
+
+
+def test_numbers_against_explicit_recomputation(three_result, three_models):
+    """Brute force: accuracy, Brier, squared estimates, the paired bootstrap replicates,
+    the jackknife, the degrees of freedom and the p-values, by loops."""
+    res = three_result
+    models, y = three_models
+    names = list(models)
+    n_test, k, n_boot = len(res.holdout), 5, res.config["n_boot"]
+    for name in names:
+        P = models[name]
+        acc = sum(int(np.argmax(P[i]) == y[i]) for i in range(len(y))) / len(y)
+        brier = sum(sum((P[i, j] - (j == y[i])) ** 2 for j in range(P.shape[1])) for i in range(len(y))) / len(y)
+        row = res.models.set_index("model").loc[name]
+        assert row["accuracy"] == pytest.approx(acc, abs=1e-12)
+        assert row["brier"] == pytest.approx(brier, rel=1e-10)
+        summary = res.results[name].summary.set_index("estimator").loc[res.estimator]
+        assert row["squared_estimate"] == pytest.approx(summary["squared_estimate"], rel=1e-10, abs=1e-15)
+        assert row["estimate"] == pytest.approx(np.sqrt(max(summary["squared_estimate"], 0)), rel=1e-10, abs=1e-15)
+    # the paired bootstrap, replicate by replicate, with the documented seed
+    rng = np.random.default_rng(3)
+    idx = rng.integers(0, n_test, size=(n_boot, n_test))
+    diags = [res.diagonals[name] for name in names]
+    boot = np.array([[d[idx[b]].mean() for d in diags] for b in range(n_boot)])
+    folds = {}
+    for name in names:
+        f = res.results[name].folds
+        folds[name] = f[f["estimator"] == res.estimator].sort_values("fold")["squared_estimate"].to_numpy()
+    for row in res.pairs.itertuples():
+        a, b = names.index(row.model_a), names.index(row.model_b)
+        d = boot[:, a] - boot[:, b]
+        vb = sum((v - d.mean()) ** 2 for v in d) / (n_boot - 1)
+        fd = folds[row.model_a] - folds[row.model_b]
+        vj = (k - 1) / k * sum((v - fd.mean()) ** 2 for v in fd)
+        df = (vb + vj) ** 2 / (vb**2 / (n_test - 1) + vj**2 / (k - 1))
+        diff = diags[a].mean() - diags[b].mean()
+        assert row.difference == pytest.approx(diff, rel=1e-10, abs=1e-15)
+        assert row.se == pytest.approx(np.sqrt(vb + vj), rel=1e-8)
+        assert row.p_value == pytest.approx(2 * student_t.sf(abs(diff) / np.sqrt(vb + vj), df), rel=1e-6, abs=1e-300)
+        q = student_t.ppf(0.975, df)
+        assert row.ci_high - row.ci_low == pytest.approx(2 * q * np.sqrt(vb + vj), rel=1e-8)
+
+
+def test_over_confident_model_is_found_worse(three_result):
+    row = three_result.pairs.query("model_a == 'calibrated' and model_b == 'over-confident'").iloc[0]
+    assert row["difference"] < 0 and row["p_value"] < 0.05
+
+
+def test_user_chosen_estimator_and_n_jobs_pass_through(three_models, monkeypatch):
+    models, y = three_models
+    seen = []
+    real = compare_module.evaluate
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs["n_jobs"])
+        # worker start-up would cost seconds here; evaluate's numbers do not depend on n_jobs
+        return real(*args, **{**kwargs, "n_jobs": 1})
+
+    monkeypatch.setattr(compare_module, "evaluate", spy)
+    res = cd.compare(dict(list(models.items())[:2]), y, notion="top-label", estimator="bins", estimators=["temperature"],
+                     n_jobs=2, n_boot=200)
+    assert res.estimator == "bins" and seen == [2, 2]
+    assert res.config["estimator_chosen_by"] == "user"
+
+
+def test_predictions_objects_carry_their_labels(three_models):
+    models, y = three_models
+    preds = {name: load_predictions(P, y, kind="probabilities") for name, P in list(models.items())[:2]}
+    a = cd.compare(preds, notion="top-label", estimators=["temperature"], n_boot=200)
+    b = cd.compare(dict(list(models.items())[:2]), y, notion="top-label", estimators=["temperature"], n_boot=200)
+    pd.testing.assert_frame_equal(a.pairs, b.pairs)
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda P, y: ({"a": P}, y), "at least 2 models"),
+        (lambda P, y: ([("a", P), ("a", P)], y), "Duplicate model names"),
+        (lambda P, y: ({"a": P, "b": P[:-1]}, y), "same rows"),
+        (lambda P, y: ({"a": P, "b": P}, y[:-1]), "same rows"),
+        (lambda P, y: ({"a": P, "b": P}, None), "Labels are needed"),
+        (lambda P, y: ({"a": P, "b": np.hstack([P, np.zeros((len(P), 1))])}, y), "classes"),
+        (lambda P, y: ({"a": load_predictions(P, y, kind="probabilities"),
+                        "b": load_predictions(P, np.roll(y, 1), kind="probabilities")}, None), "labels of 'b' differ"),
+        (lambda P, y: ({"": P, "b": P}, y), "non-empty strings"),
+        (lambda P, y: ("not models", y), "dict"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(three_models, make, message):
+    models, y = three_models
+    P = models["calibrated"]
+    args, labels = make(P, y)
+    with pytest.raises(ValueError, match=message):
+        cd.compare(args, labels, notion="top-label", estimators=["temperature"], n_boot=200)
+
+
+def test_logistic_models_with_known_ranking():
+    """A sharper logistic model than the truth is worse calibrated than the truth itself."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(0, 2, 3000)
+    y = (rng.random(3000) < expit(x)).astype(int)
+    truth = np.column_stack([expit(-x), expit(x)])
+    sharp = np.column_stack([expit(-3 * x), expit(3 * x)])
+    res = cd.compare({"truth": truth, "sharp": sharp}, y, notion="top-label", estimators=["bins"], n_boot=300)
+    row = res.pairs.iloc[0]
+    assert row["difference"] < 0 and row["p_value"] < 0.01
+    assert res.models.set_index("model").loc["sharp", "estimate"] > 0.05
+
+
+def test_comparison_figures_show_the_computed_numbers(three_result):
+    from calibdash import plots
+    from calibdash import reliability as rl
+
+    res = three_result
+    fig = plots.comparison_figure(res)
+    np.testing.assert_allclose(fig.data[0].x, 100 * res.models["estimate"])
+    np.testing.assert_allclose(fig.data[1].x, 100 * res.models["accuracy"])
+    np.testing.assert_allclose(fig.data[2].x, res.models["brier"])
+    fig = plots.pairs_figure(res)
+    np.testing.assert_allclose(fig.data[0].x, res.pairs["difference"])
+    assert list(fig.data[0].y) == [f"{a} - {b}" for a, b in zip(res.pairs["model_a"], res.pairs["model_b"])]
+    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_boot=0) for name, P in res.probs.items()}
+    fig = plots.overlaid_reliability_figure(tables)
+    assert [t.name for t in fig.data[1:]] == list(tables)
+
+
+def test_identical_models_do_not_differ(three_models):
+    models, y = three_models
+    P = models["noisy"]
+    res = cd.compare({"a": P, "b": P.copy()}, y, notion="top-label", estimators=["bins"], n_boot=200)
+    row = res.pairs.iloc[0]
+    assert row["difference"] == 0 and row["se"] == 0 and row["p_value"] == 1.0
+
+
+def test_unknown_notion_is_refused(three_models):
+    models, y = three_models
+    with pytest.raises(ValueError, match="notion"):
+        cd.compare(models, y, notion="ranking")
