@@ -276,6 +276,43 @@ def class_balance(pred):
     return pd.DataFrame({"class": [str(c) for c in pred.class_names], "share": counts / max(pred.n, 1)})
 
 
+# -- HTML report (for the report download; calibdash.reporting builds it) -------------
+_REPORTS = {}  # the latest few reports, shared by sessions: one is several megabytes
+_REPORTS_LOCK = __import__("threading").Lock()
+
+
+def report_bytes(results, pred, title=None):
+    """The self-contained HTML report of ``results`` ({notion: EvaluationResult}) on ``pred``, as UTF-8.
+
+    Runs outside the script thread (a deferred download), so it keeps its cache in this
+    module, keyed by the data's sha256 and every notion's full call, not in the session.
+    """
+    import json
+
+    key = (pred.sha256, title, tuple((n, json.dumps(r.config.get("call"), sort_keys=True, default=str)) for n, r in results.items()))
+    with _REPORTS_LOCK:
+        if key in _REPORTS:
+            return _REPORTS[key]
+    data = cd.report(results, pred, title=title).encode("utf-8")
+    with _REPORTS_LOCK:
+        _REPORTS[key] = data
+        while len(_REPORTS) > 4:
+            _REPORTS.pop(next(iter(_REPORTS)))
+    return data
+
+
+def report_download(container, results, pred, label):
+    """The "Report (HTML)" download button; the report is built when it is clicked."""
+    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
+    results = dict(results)
+    container.download_button(
+        "Report (HTML)", lambda: report_bytes(results, pred, title=f"Calibration report: {label}"),
+        f"calibdash_report_{slug}.html", "text/html", key="dl_report", on_click="ignore",
+        help="A self-contained HTML document: data fingerprint, configuration and seed, library versions, verdict, "
+             "tables, figures and references with BibTeX. Opens offline in any browser.",
+    )
+
+
 # -- Compare and Learn pages (calibdash.comparison and calibdash.lab compute) ---------
 # Widget keys start with "view__" so that init_state keeps them across page changes.
 HELP_COMPARE = {

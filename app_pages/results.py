@@ -59,7 +59,7 @@ def show(results):
                                   "data are unlikely under a calibrated model."),
                      })
 
-    c1, c2, c3 = st.columns(3)
+    c1, c2, c3, c4 = st.columns(4)
     slug = notion.replace("-", "_")
     c1.download_button("Summary (CSV)", res.summary.to_csv(index=False), f"summary_{slug}.csv", "text/csv", key="dl_summary",
                        help="One row per estimator, full precision.")
@@ -67,6 +67,7 @@ def show(results):
                        help="Validation risk per estimator, hyperparameter value and fold.")
     c3.download_button("Full result (JSON)", res.to_json(indent=1), f"result_{slug}.json", "application/json", key="dl_json",
                        help="Everything, reloadable with calibdash.EvaluationResult.from_json.")
+    ui.report_download(c4, results, pred, label)
 
 
 # No st.stop() here: the sidebar is drawn after the page, and must still be drawn.

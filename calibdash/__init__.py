@@ -16,6 +16,7 @@ from .ece import ECE_ESTIMATORS, ece_bootstrap, ece_by_name, ece_kde
 from .variational import VariationalEstimate, VariationalTopLabel, holdout_loss_gap, variational_error, variational_top_label
 from .comparison import ComparisonResult, compare
 from . import lab
+from .reporting import report
 
 __all__ = [
     "softmax", "make_estimator", "risk", "evaluate", "evaluate_notions", "EvaluationResult", "FAMILIES", "NOTIONS",
@@ -25,4 +26,5 @@ __all__ = [
     "VariationalTopLabel",
 ]
 __all__ += ["compare", "ComparisonResult", "lab"]
+__all__ += ["report"]
 __version__ = "0.1.0"

@@ -58,7 +58,7 @@ def test_first_visit_shows_a_finished_demo_analysis(at):
     text = " ".join(m.value for m in at.markdown)
     assert "percentage points" in text and "digits: random forest" in text
     assert len(at.get("plotly_chart")) == 3  # risk curves, forest plot, all estimates by quantity
-    assert [b.key for b in at.get("download_button")] == ["dl_summary", "dl_curves", "dl_json"]
+    assert [b.key for b in at.get("download_button")] == ["dl_summary", "dl_curves", "dl_json", "dl_report"]
     assert at.dataframe
     # the literature's estimators, the familiar 15-bin ECE labelled as such
     (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]

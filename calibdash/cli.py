@@ -1,0 +1,656 @@
+"""The command line: ``python -m calibdash evaluate ...`` and ``python -m calibdash rerun ...``.
+
+``evaluate`` runs Algorithm 1 on one or more prediction files with the same settings and
+seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.html``;
+``rerun`` reloads the recorded input, checks its fingerprint and recomputes, and says
+whether the numbers are identical. Bad input gives one line on stderr, starting
+"calibdash: error:", and exit status 2; numbers that differ on rerun give exit status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from .errors import InputError
+from .gridtext import parse_grid_text
+from .loading import load_predictions
+from .notions import NOTIONS
+from .pipeline import evaluate, evaluate_notions
+from .result import EvaluationResult
+from .specs import DEFAULT_ESTIMATORS, SPECS, available_estimators, resolve
+
+__all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
+
+RUN_FORMAT = "calibdash.Run"
+RUN_VERSION = 1
+DEFAULT_NOTIONS = ("top-label", "canonical")
+# Parameters whose values are numbers (or listed words such as temperature "fit").
+_NUMERIC_PARAMS = {"n_bins", "bandwidth", "lam", "gamma", "temperature"}
+
+EXAMPLE = """\
+example (the reduced grid keeps it to a few seconds):
+  python -m calibdash evaluate ../shared/data/cifar10_lenet5.npz --notion top-label \\
+      --estimators 15-bins,bins,kde --grid bins.n_bins=5,10,20 --grid kde.bandwidth=0.01,0.1 \\
+      --seed 0 --jobs 2 --out out/lenet5
+  python -m calibdash rerun out/lenet5/result.json
+"""
+
+
+class CLIError(Exception):
+    """Bad input found by the command line itself (reported as one line, exit status 2)."""
+
+
+def _wrap(text):
+    return textwrap.fill(text, 88)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse whose usage errors are one line, like every other error of the command."""
+
+    def error(self, message):
+        self.exit(2, f"calibdash: error: {message} (see '{self.prog} --help')\n")
+
+
+# ----------------------------------------------------------------------------- parsing
+def parse_notions(values):
+    """Notions from repeated and/or comma-separated ``--notion`` values, in order, once each.
+
+    >>> parse_notions(["top-label,canonical", "classwise"])
+    ['top-label', 'canonical', 'classwise']
+    """
+    out = []
+    for value in values or []:
+        for token in value.split(","):
+            token = token.strip()
+            if not token:
+                continue
+            if token not in NOTIONS:
+                raise CLIError(f"unknown notion {token!r}; choose from {', '.join(NOTIONS)}.")
+            if token not in out:
+                out.append(token)
+    return out or list(DEFAULT_NOTIONS)
+
+
+def _split_list(text):
+    return [t.strip() for t in text.replace(";", ",").split(",") if t.strip()]
+
+
+def _generic_value(token):
+    try:
+        number = float(token)
+    except ValueError:
+        return token
+    return int(number) if number.is_integer() and "." not in token and "e" not in token.lower() else number
+
+
+def parse_grid_option(texts):
+    """``{estimator: {param: [values]}}`` from ``--grid NAME.PARAM=V1,V2,...`` options.
+
+    NAME is an estimator name (``bins``, ``kde``, ``ukkr``, ``kkkr``, ``temperature``,
+    ``bins-quantile``; for the tuned families it is the family's name). Values of
+    numeric parameters are parsed as numbers (``n_bins`` as whole numbers); others, such
+    as ``strategy``, are kept as words.
+
+    >>> parse_grid_option(["kde.bandwidth=0.01,0.1", "bins.n_bins=5,10"])
+    {'kde': {'bandwidth': [0.01, 0.1]}, 'bins': {'n_bins': [5, 10]}}
+    """
+    grids = {}
+    for text in texts or []:
+        head, sep, values = text.partition("=")
+        name, dot, param = head.strip().rpartition(".")
+        if not sep or not dot or not name or not param or not values.strip():
+            raise CLIError(f"--grid {text!r} is not of the form NAME.PARAM=V1,V2,... (e.g. kde.bandwidth=0.01,0.1).")
+        if name not in SPECS:
+            raise CLIError(f"--grid {text!r}: unknown estimator {name!r}; choose from {', '.join(SPECS)}.")
+        try:
+            if param in _NUMERIC_PARAMS:
+                parsed = parse_grid_text(values, param)
+            else:
+                parsed = [_generic_value(v) for v in _split_list(values)]
+        except ValueError as e:
+            raise CLIError(f"--grid {text!r}: {e}") from None
+        grids.setdefault(name, {})[param] = parsed
+    return grids
+
+
+def _plan_others(notions, others_text):
+    """Per notion: the literature's estimators to run (``--others``; default
+    ``calibdash.literature.DEFAULT_OTHERS``; "none" for none)."""
+    from .literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
+
+    if others_text is None:
+        return {n: list(DEFAULT_OTHERS[n]) for n in notions}
+    requested = _split_list(others_text)
+    if requested == ["none"]:
+        return {n: [] for n in notions}
+    if not requested:
+        raise CLIError("--others is empty; give comma-separated names, e.g. ece-15-bins,skce, or none.")
+    unknown = [n for n in requested if n not in OTHER_ESTIMATORS]
+    if unknown:
+        raise CLIError(f"unknown estimator {unknown[0]!r} in --others; choose from {', '.join(OTHER_ESTIMATORS)}, or none.")
+    plan = {n: [o for o in requested if o in available_others(n)] for n in notions}
+    unused = [o for o in requested if not any(o in names for names in plan.values())]
+    if unused:
+        raise CLIError(f"{unused[0]!r} supports none of the notions run ({', '.join(notions)}); "
+                       f"it supports {', '.join(OTHER_ESTIMATORS[unused[0]].notions)}.")
+    return plan
+
+
+def _plan(notions, estimators_text, grids):
+    """Per notion: (estimator names, grids) after checking every name and value."""
+    requested = None
+    if estimators_text is not None:
+        requested = _split_list(estimators_text)
+        if not requested:
+            raise CLIError("--estimators is empty; give comma-separated names, e.g. bins,kde.")
+        unknown = [n for n in requested if n not in SPECS]
+        if unknown:
+            raise CLIError(f"unknown estimator {unknown[0]!r}; choose from {', '.join(SPECS)}.")
+    plan, used = {}, set()
+    for notion in notions:
+        if requested is None:
+            names = list(DEFAULT_ESTIMATORS[notion])
+        else:
+            valid = available_estimators(notion)
+            names = [n for n in requested if n in valid]
+            if not names:
+                raise CLIError(f"none of the estimators {', '.join(requested)} supports the {notion!r} notion; "
+                               f"choose from {', '.join(valid)}.")
+        used.update(names)
+        plan[notion] = (names, {k: v for k, v in grids.items() if k in names})
+        resolve(notion, names, plan[notion][1] or None)  # checks every value with the library's messages
+    if requested is not None:
+        unused = [n for n in requested if n not in used]
+        if unused:
+            raise CLIError(f"{unused[0]!r} supports none of the notions run ({', '.join(notions)}); "
+                           f"it supports {', '.join(n for n in NOTIONS if unused[0] in available_estimators(n))}.")
+    orphans = [n for n in grids if n not in used]
+    if orphans:
+        raise CLIError(f"--grid was given for {orphans[0]!r}, which is not run; add it to --estimators.")
+    return plan
+
+
+def _model_names(paths):
+    names, seen = [], {}
+    for p in paths:
+        stem = Path(p).name
+        for suffix in (".gz", ".bz2", ".zip", ".xz", ".npz", ".npy", ".csv", ".tsv", ".txt", ".parquet"):
+            if stem.endswith(suffix) and len(stem) > len(suffix):
+                stem = stem[: -len(suffix)]
+        stem = "".join(c if c.isalnum() or c in "-_.+" else "-" for c in stem).strip(".-") or "model"
+        seen[stem] = seen.get(stem, 0) + 1
+        names.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
+    return names
+
+
+# ----------------------------------------------------------------------------- progress
+class Progress:
+    """A plain-text progress bar on a stream (stderr).
+
+    On a terminal it redraws one line with a carriage return; otherwise (a log file, a
+    cluster job's output) it writes one line per step, so the log shows the history.
+    """
+
+    def __init__(self, stream=None, enabled=True, width=28):
+        self.stream = sys.stderr if stream is None else stream
+        self.enabled = enabled
+        self.width = width
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = 0
+        self._open = False
+
+    def callback(self, label):
+        """A ``progress(done, total, message)`` for :func:`calibdash.evaluate`."""
+
+        def progress(done, total, message):
+            if not self.enabled:
+                return
+            frac = done / total if total else 1.0
+            if self.tty:
+                filled = int(round(frac * self.width))
+                line = f"{label} [{'#' * filled}{'.' * (self.width - filled)}] {done}/{total} {message}"[:150]
+                self.stream.write("\r" + line + " " * max(0, self._last - len(line)))
+                self._last = len(line)
+                self._open = True
+                if done >= total and message == "done":
+                    self.finish()
+            else:
+                self.stream.write(f"{label} {done}/{total} ({frac:.0%}) {message}\n")
+            self.stream.flush()
+
+        return progress
+
+    def finish(self):
+        if self._open:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._open, self._last = False, 0
+
+
+# ----------------------------------------------------------------------------- files
+def run_to_json(models, command=None):
+    """The ``result.json`` text of a run: ``{model name: {notion: EvaluationResult}}``."""
+    from . import __version__
+
+    obj = {
+        "format": RUN_FORMAT,
+        "version": RUN_VERSION,
+        "calibdash": __version__,
+        "command": list(command) if command else None,
+        "models": {name: {notion: json.loads(res.to_json()) for notion, res in results.items()}
+                   for name, results in models.items()},
+    }
+    return json.dumps(obj, indent=1, allow_nan=False)
+
+
+def load_run(path):
+    """Read a ``result.json``: ``{model name: {notion: EvaluationResult}}``.
+
+    Also accepts a single result written by ``EvaluationResult.to_json`` (the app's
+    "Full result (JSON)" download); its model is named after the file.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CLIError(f"{path}: no such file.") from None
+    except UnicodeDecodeError:
+        raise CLIError(f"{path} is not a calibdash result: it is not JSON text.") from None
+    except OSError as e:
+        raise CLIError(f"cannot read {path}: {e.strerror or e}.") from None
+    try:
+        obj = json.loads(text)
+    except ValueError as e:
+        raise CLIError(f"{path} is not a calibdash result: it is not valid JSON ({e}).") from None
+    if isinstance(obj, dict) and obj.get("format") == RUN_FORMAT:
+        if obj.get("version") != RUN_VERSION:
+            raise CLIError(f"{path}: run format version {obj.get('version')!r} is not supported (expected {RUN_VERSION}).")
+        try:
+            return {name: {notion: EvaluationResult.from_json(json.dumps(r)) for notion, r in results.items()}
+                    for name, results in obj["models"].items()}
+        except (KeyError, TypeError, AttributeError) as e:
+            raise CLIError(f"{path} is a damaged calibdash result ({type(e).__name__}: {e}).") from None
+    try:
+        res = EvaluationResult.from_json(text)
+    except ValueError as e:
+        raise CLIError(f"{path}: {e}") from None
+    except (KeyError, TypeError) as e:
+        raise CLIError(f"{path} is a damaged calibdash result ({type(e).__name__}: {e}).") from None
+    return {path.stem: {res.config["call"]["notion"]: res}}
+
+
+def _frame_with(results, key, extra):
+    frames = []
+    for notion, res in results.items():
+        df = getattr(res, key).copy()
+        if "params" in df.columns:  # dicts as JSON, so the CSV is machine-readable
+            df["params"] = [json.dumps(p, sort_keys=True, default=str) for p in df["params"]]
+        df.insert(0, "notion", notion)
+        for i, (col, value) in enumerate(extra.items()):
+            df.insert(i, col, value)
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def _write_text(path, text):
+    tmp = path.with_name(path.name + ".part")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def write_model_outputs(out, name, results, pred, command, title=None):
+    """summary.csv, curves.csv, others.csv, result.json and report.html of one model in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    _write_text(out / "summary.csv", _frame_with(results, "summary", {}).to_csv(index=False))
+    _write_text(out / "curves.csv", _frame_with(results, "curves", {}).to_csv(index=False))
+    _write_text(out / "others.csv", _frame_with(results, "others", {}).to_csv(index=False))
+    _write_text(out / "result.json", run_to_json({name: results}, command))
+    from .reporting import report
+
+    _write_text(out / "report.html", report(results, pred, title=title))
+    return [out / f for f in ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")]
+
+
+def _prepare_out(path):
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise CLIError(f"--out {out} exists and is not a directory.")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise CLIError(f"cannot create the output directory {out}: {e.strerror or e}.") from None
+    if not os.access(out, os.W_OK):
+        raise CLIError(f"cannot write to the output directory {out}.")
+    return out
+
+
+# ----------------------------------------------------------------------------- dask
+@contextlib.contextmanager
+def _backend(address):
+    """Send joblib's tasks to a Dask scheduler when an address is given."""
+    if not address:
+        yield
+        return
+    try:
+        import distributed
+    except ImportError:
+        raise CLIError("--dask-scheduler needs the 'distributed' package (pip install distributed).") from None
+    import joblib
+
+    try:
+        client = distributed.Client(address, timeout="20s")
+    except (OSError, TimeoutError, ValueError) as e:
+        raise CLIError(f"cannot reach the Dask scheduler at {address}: {e}") from None
+    with client, joblib.parallel_config(backend="dask"):
+        yield
+
+
+def _n_jobs(args):
+    if args.jobs is not None:
+        return args.jobs
+    return -1 if args.dask_scheduler else 1
+
+
+# ----------------------------------------------------------------------------- commands
+def _load(path, labels, kind, label_column):
+    pred = load_predictions(path, labels, kind=kind, label_column=label_column)
+    record = {
+        "predictions": str(Path(path).resolve()),
+        "labels": str(Path(labels).resolve()) if labels else None,
+        "kind": kind,
+        "label_column": label_column,
+    }
+    return pred, record
+
+
+def _evaluate_model(label, pred, record, plan, others, settings, progress):
+    # All notions in one pool of workers (calibdash.evaluate_notions): the same numbers as
+    # one evaluate per notion.
+    results = evaluate_notions(
+        pred, notions=list(plan), estimators={n: names for n, (names, _) in plan.items()},
+        grids={n: grids or None for n, (_, grids) in plan.items()}, others=others,
+        progress=progress.callback(label), **settings,
+    )
+    for res in results.values():
+        res.config["input"] = dict(record, sha256=pred.sha256)
+    progress.finish()
+    return results
+
+
+def _say(args, text):
+    if not args.quiet:
+        print(text, flush=True)
+
+
+def cmd_evaluate(args):
+    notions = parse_notions(args.notion)
+    plan = _plan(notions, args.estimators, parse_grid_option(args.grid))
+    others = _plan_others(notions, args.others)
+    for opt, value, low in (("--folds", args.folds, 2), ("--jobs", args.jobs, None)):
+        if value is not None and low is not None and value < low:
+            raise CLIError(f"{opt} must be at least {low}, got {value}.")
+    if args.jobs == 0:
+        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    if not 0 < args.test_size < 1:
+        raise CLIError(f"--test-size must lie strictly between 0 and 1, got {args.test_size}.")
+    paths = args.predictions
+    labels = args.labels or []
+    if len(labels) not in (0, 1, len(paths)):
+        raise CLIError(f"{len(labels)} --labels files for {len(paths)} prediction files; give one for all, or one per file.")
+    labels = labels * len(paths) if len(labels) == 1 else (labels or [None] * len(paths))
+    names = _model_names(paths)
+    # Every file is read and checked before the first (long) evaluation starts.
+    loaded = [_load(p, lab, args.kind, args.label_column) for p, lab in zip(paths, labels)]
+    out = _prepare_out(args.out)
+    settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.seed, n_jobs=_n_jobs(args))
+    progress = Progress(enabled=not args.quiet)
+    command = ["python", "-m", "calibdash", *args.argv]
+    models = {}
+    try:
+        with _backend(args.dask_scheduler):
+            for name, (pred, record) in zip(names, loaded):
+                models[name] = _evaluate_model(name, pred, record, plan, others, settings, progress)
+    finally:
+        progress.finish()
+    single = len(paths) == 1
+    for name, (pred, _) in zip(names, loaded):
+        target = out if single else out / name
+        files = write_model_outputs(target, name, models[name], pred, command, title=args.title if single else None)
+        _say(args, f"{name}:")
+        from .verdict import verdict
+
+        for notion, res in models[name].items():
+            _say(args, f"  {verdict(res).headline.replace('**', '')}")
+        _say(args, "  wrote " + ", ".join(str(f) for f in files))
+    if not single:
+        from .reporting import report
+
+        summary = pd.concat([_frame_with(models[n], "summary", {"model": n}) for n in names], ignore_index=True)
+        curves = pd.concat([_frame_with(models[n], "curves", {"model": n}) for n in names], ignore_index=True)
+        others_table = pd.concat([_frame_with(models[n], "others", {"model": n}) for n in names], ignore_index=True)
+        _write_text(out / "summary.csv", summary.to_csv(index=False))
+        _write_text(out / "curves.csv", curves.to_csv(index=False))
+        _write_text(out / "others.csv", others_table.to_csv(index=False))
+        _write_text(out / "result.json", run_to_json(models, command))
+        preds = {n: pred for n, (pred, _) in zip(names, loaded)}
+        _write_text(out / "report.html", report(models, preds, title=args.title))
+        _say(args, f"comparison: wrote {out / 'summary.csv'}, {out / 'curves.csv'}, {out / 'others.csv'}, {out / 'result.json'}, "
+                   f"{out / 'report.html'}")
+    return 0
+
+
+def _same(a, b):
+    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
+        return True
+    return a == b
+
+
+def compare_results(old, new):
+    """Differences between two results of the same call, as readable lines ([] if identical).
+
+    Every number is compared exactly (the pipeline is deterministic for a given
+    configuration); run times are ignored.
+    """
+    diffs = []
+    for key, index in (("summary", ["estimator"]), ("curves", ["estimator", "fixed", "value", "fold"]),
+                       ("folds", ["estimator", "fold"]), ("others", ["estimator"])):
+        a, b = getattr(old, key, None), getattr(new, key, None)
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            diffs.append(f"{key}: present in only one of the results")
+            continue
+        cols = [c for c in a.columns if c != "seconds"]
+        if list(a.columns) != list(b.columns) or len(a) != len(b):
+            diffs.append(f"{key}: different shape ({len(a)} x {a.shape[1]} vs {len(b)} x {b.shape[1]})")
+            continue
+        for i in range(len(a)):
+            for col in cols:
+                va, vb = a[col].iloc[i], b[col].iloc[i]
+                if not _same(va, vb):
+                    where = ", ".join(f"{k}={a[k].iloc[i]}" for k in index if k in a.columns)
+                    diffs.append(f"{key} [{where}] {col}: recorded {va!r}, now {vb!r}")
+    if old.config.get("data_sha256") != new.config.get("data_sha256"):
+        diffs.append("the data's sha256 differs")
+    return diffs
+
+
+def cmd_rerun(args):
+    if args.jobs == 0:
+        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    if args.labels and not args.predictions:
+        raise CLIError("--labels is used with --predictions (the recorded labels file is used otherwise).")
+    models = load_run(args.result)
+    if args.predictions and len(models) > 1:
+        raise CLIError(f"{args.result} holds {len(models)} models; --predictions can only replace the input of one.")
+    jobs = []
+    for name, results in models.items():
+        for notion, old in results.items():
+            recorded = old.config.get("input") or {}
+            if args.predictions:
+                path, labels = args.predictions, args.labels
+                kind, label_column = args.kind or recorded.get("kind", "auto"), recorded.get("label_column")
+            else:
+                path, labels = recorded.get("predictions"), recorded.get("labels")
+                kind, label_column = recorded.get("kind", "auto"), recorded.get("label_column")
+                if not path:
+                    raise CLIError(f"{args.result} does not record its input file ({name}, {notion}); "
+                                   "pass it with --predictions FILE (and --labels FILE if separate).")
+                if not Path(path).exists():
+                    raise CLIError(f"the recorded input {path} is missing; pass its new place with --predictions FILE.")
+            jobs.append((name, notion, old, path, labels, kind, label_column))
+    loaded = {}
+    for name, notion, old, path, labels, kind, label_column in jobs:
+        key = (path, labels, kind, label_column)
+        if key not in loaded:
+            loaded[key] = _load(path, labels, kind, label_column)
+        pred, _ = loaded[key]
+        want = old.config.get("data_sha256")
+        if pred.sha256 != want:
+            raise CLIError(f"{path} does not hold the evaluated data: its sha256 is {pred.sha256[:16]}..., the "
+                           f"result's is {str(want)[:16]}...; the file has changed, or it is another file.")
+    progress = Progress(enabled=not args.quiet)
+    new_models, preds, all_diffs = {}, {}, []
+    try:
+        with _backend(args.dask_scheduler):
+            for name, notion, old, path, labels, kind, label_column in jobs:
+                pred, record = loaded[(path, labels, kind, label_column)]
+                call = old.config["call"]
+                new = evaluate(pred, **call, n_jobs=_n_jobs(args), progress=progress.callback(f"{name} {notion}"))
+                progress.finish()
+                new.config["input"] = dict(record, sha256=pred.sha256)
+                new_models.setdefault(name, {})[notion] = new
+                preds[name] = pred
+                diffs = compare_results(old, new)
+                all_diffs += diffs
+                if diffs:
+                    _say(args, f"{name} {notion}: {len(diffs)} difference(s):")
+                    for line in diffs[:20]:
+                        _say(args, f"  {line}")
+                    if len(diffs) > 20:
+                        _say(args, f"  ... and {len(diffs) - 20} more")
+                else:
+                    _say(args, f"{name} {notion}: identical ({len(new.summary)} estimators, {len(new.curves)} "
+                               "validation risks, every number equal)")
+    finally:
+        progress.finish()
+    if args.out:
+        out = _prepare_out(args.out)
+        command = ["python", "-m", "calibdash", *args.argv]
+        for name, results in new_models.items():
+            write_model_outputs(out if len(new_models) == 1 else out / name, name, results, preds[name], command)
+        _say(args, f"wrote the rerun's files to {out}")
+    if all_diffs:
+        print(f"calibdash: the rerun differs from {args.result} in {len(all_diffs)} value(s).", file=sys.stderr)
+        return 1
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+def build_parser():
+    """The argparse parser of ``python -m calibdash``."""
+    parser = _Parser(
+        prog="calibdash",
+        description=_wrap("Estimate how miscalibrated a classifier is, with honest error bars (Gruber & Bach, TMLR "
+                          "2025). Exit status: 0 success, 1 a rerun gave different numbers, 2 bad input."),
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser, required=True)
+
+    ev = sub.add_parser(
+        "evaluate", help="evaluate one or more prediction files and write the results and an HTML report",
+        description=_wrap("Run the evaluation pipeline (seeded holdout split, k-fold tuning of every estimator by the risk, "
+                    "holdout estimate with standard errors) on each PREDICTIONS file with the same settings and seed. "
+                    "One file: DIR/summary.csv, curves.csv, result.json, report.html. Several files: the same in "
+                    "DIR/<model>/ per file (model = file name without suffix), plus DIR/summary.csv and curves.csv "
+                    "with a 'model' column, DIR/result.json with every model and a comparison report DIR/report.html."),
+        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    ev.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
+                    help="predicted probabilities or logits: .npy, .npz, .csv, .tsv, .txt or .parquet, with the labels "
+                         "in the same file (a 'label' column or a labels array) unless --labels is given")
+    ev.add_argument("--labels", action="append", metavar="FILE",
+                    help="true labels in a separate file (.npy, .npz, one-column text or Parquet); give it once for "
+                         "all PREDICTIONS (models scored on the same test set) or once per file, in the same order")
+    ev.add_argument("--kind", choices=["auto", "logits", "probabilities"], default="auto",
+                    help="what the numbers are; auto (default) detects probabilities (non-negative rows summing to 1) "
+                         "and treats anything else as logits")
+    ev.add_argument("--label-column", metavar="NAME",
+                    help="the labels' column in a table (default: a column named label, labels, y, target, class, ...)")
+    ev.add_argument("--notion", action="append", metavar="NOTION",
+                    help="notion of calibration: top-label, canonical or classwise; repeat the option or separate "
+                         "with commas (--notion top-label,canonical); default: top-label and canonical, as in the app")
+    ev.add_argument("--estimators", metavar="LIST",
+                    help=f"comma-separated estimators ({', '.join(SPECS)}); each notion runs those that support it "
+                         "(bins and 15-bins do not support canonical); default: the paper's set per notion plus "
+                         "temperature")
+    ev.add_argument("--others", metavar="LIST",
+                    help="comma-separated estimators from the literature, reported beside the ranked ones on the same "
+                         "holdout rows (ece-15-bins, ece-kde, skce, variational-brier-temperature, ...: see "
+                         "calibdash.literature.OTHER_ESTIMATORS), or none; each notion runs those that support it; "
+                         "default: the 15-bin ECE, plus the variational estimate and, for canonical, SKCE with its test")
+    ev.add_argument("--grid", action="append", metavar="NAME.PARAM=V1,V2,...",
+                    help="replace one hyperparameter grid, e.g. --grid kde.bandwidth=0.01,0.1 or --grid bins.n_bins=5,10,20 "
+                         "or --grid ukkr.lam=1e-4,1e-3; repeatable; NAME is the estimator (the family for the tuned ones); "
+                         "the other parameters keep their defaults (calibdash.grids.default_grid)")
+    ev.add_argument("--test-size", type=float, default=0.2, metavar="F",
+                    help="fraction of rows held out for the final estimate, never used for choosing (default 0.2)")
+    ev.add_argument("--folds", type=int, default=5, metavar="K", help="cross-validation folds on the other rows (default 5, at least 2)")
+    ev.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the split; the same seed gives the same numbers (default 0)")
+    ev.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="parallel tasks (-1: every core); the numbers do not depend on it (default 1, or -1 with "
+                         "--dask-scheduler)")
+    ev.add_argument("--dask-scheduler", metavar="ADDRESS",
+                    help="run the tasks on a Dask cluster, e.g. tcp://scheduler:8786 (needs the 'distributed' package); "
+                         "the numbers are the same as without it")
+    ev.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
+    ev.add_argument("--title", help="title of the HTML report")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar and no summary; errors are still printed")
+    ev.set_defaults(func=cmd_evaluate)
+
+    rr = sub.add_parser(
+        "rerun", help="recompute a result.json from its recorded input and configuration and compare the numbers",
+        description=_wrap("Reload the data recorded in RESULT (a result.json written by 'evaluate', or a result downloaded "
+                    "from the app with --predictions), check that its sha256 is the one recorded, rerun the same "
+                    "configuration and seed, and print whether every number is identical. Exit status 0 when "
+                    "identical, 1 when any number differs, 2 for bad input."),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    rr.add_argument("result", metavar="RESULT", help="result.json of an earlier run")
+    rr.add_argument("--predictions", metavar="FILE", help="the predictions file, when it moved or is not recorded")
+    rr.add_argument("--labels", metavar="FILE", help="its labels file, with --predictions, when separate")
+    rr.add_argument("--kind", choices=["auto", "logits", "probabilities"], default=None,
+                    help="with --predictions: what the numbers are (default: as recorded, else auto)")
+    rr.add_argument("--out", metavar="DIR", help="also write the rerun's summary.csv, curves.csv, result.json and report.html here")
+    rr.add_argument("--jobs", type=int, default=None, metavar="N", help="parallel tasks (-1: every core; default 1)")
+    rr.add_argument("--dask-scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (as for evaluate)")
+    rr.add_argument("--quiet", action="store_true", help="no progress bar and no per-notion lines")
+    rr.set_defaults(func=cmd_rerun)
+    return parser
+
+
+def main(argv=None):
+    """Run the command line; returns the exit status."""
+    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    args = parser.parse_args(argv)
+    args.argv = argv  # recorded in result.json
+    try:
+        return args.func(args)
+    except (CLIError, InputError, ValueError, OSError) as e:
+        # One readable line: the library's messages say what is wrong and how to fix it.
+        message = " ".join(str(e).split()) or type(e).__name__
+        print(f"calibdash: error: {message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("calibdash: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,210 @@
+"""The literature behind each estimator: a short citation, a link and BibTeX.
+
+Every report lists the works its numbers rest on. Page numbers, volumes and DOIs are
+given only where they were confirmed; an entry without them is incomplete, not wrong.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Reference:
+    """One published work.
+
+    Attributes
+    ----------
+    key : str
+        BibTeX key, e.g. ``"gruber2025optimizing"``.
+    citation : str
+        One line for a reader: authors, title, venue, year.
+    url : str
+        A page where the work can be read (a plain link; nothing is loaded from it), or
+        "" when none was confirmed.
+    bibtex : str
+        The BibTeX entry.
+    role : str
+        What calibdash uses it for.
+    """
+
+    key: str
+    citation: str
+    url: str
+    bibtex: str
+    role: str
+
+
+REFERENCES = {
+    r.key: r
+    for r in (
+        Reference(
+            "gruber2025optimizing",
+            "S. G. Gruber and F. Bach. Optimizing Estimators of Squared Calibration Errors in "
+            "Classification. Transactions on Machine Learning Research (TMLR), 2025.",
+            "https://arxiv.org/abs/2410.07014",
+            """@article{gruber2025optimizing,
+  author  = {Gruber, Sebastian G. and Bach, Francis},
+  title   = {Optimizing Estimators of Squared Calibration Errors in Classification},
+  journal = {Transactions on Machine Learning Research},
+  issn    = {2835-8856},
+  year    = {2025},
+  eprint  = {2410.07014},
+  archivePrefix = {arXiv},
+  url     = {https://arxiv.org/abs/2410.07014}
+}""",
+            "the risk (Eq. 20), the training-validation-holdout pipeline (Algorithm 1), "
+            "histogram binning as a calibration estimation function and the kernel ridge "
+            "estimators (ukkr, kkkr)",
+        ),
+        Reference(
+            "guo2017calibration",
+            "C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger. On Calibration of Modern Neural "
+            "Networks. International Conference on Machine Learning (ICML), 2017.",
+            "https://arxiv.org/abs/1706.04599",
+            """@inproceedings{guo2017calibration,
+  author    = {Guo, Chuan and Pleiss, Geoff and Sun, Yu and Weinberger, Kilian Q.},
+  title     = {On Calibration of Modern Neural Networks},
+  booktitle = {International Conference on Machine Learning (ICML)},
+  year      = {2017},
+  eprint    = {1706.04599},
+  archivePrefix = {arXiv},
+  url       = {https://arxiv.org/abs/1706.04599}
+}""",
+            "the 15-bin expected calibration error and temperature scaling",
+        ),
+        Reference(
+            "popordanoska2022consistent",
+            "T. Popordanoska, R. Sayer and M. B. Blaschko. A Consistent and Differentiable Lp "
+            "Canonical Calibration Error Estimator. Advances in Neural Information Processing "
+            "Systems (NeurIPS), 2022.",
+            "https://openreview.net/forum?id=HMs5pxZq1If",
+            """@inproceedings{popordanoska2022consistent,
+  author    = {Popordanoska, Teodora and Sayer, Raphael and Blaschko, Matthew B.},
+  title     = {A Consistent and Differentiable {$L_p$} Canonical Calibration Error Estimator},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year      = {2022},
+  url       = {https://openreview.net/forum?id=HMs5pxZq1If}
+}""",
+            "the Dirichlet kernel density estimator (kde)",
+        ),
+        Reference(
+            "widmann2019calibration",
+            "D. Widmann, F. Lindsten and D. Zachariah. Calibration tests in multi-class "
+            "classification: A unifying framework. Advances in Neural Information Processing "
+            "Systems (NeurIPS), 2019.",
+            "https://arxiv.org/abs/1910.11385",
+            """@inproceedings{widmann2019calibration,
+  author    = {Widmann, David and Lindsten, Fredrik and Zachariah, Dave},
+  title     = {Calibration tests in multi-class classification: A unifying framework},
+  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},
+  year      = {2019},
+  eprint    = {1910.11385},
+  archivePrefix = {arXiv},
+  url       = {https://arxiv.org/abs/1910.11385}
+}""",
+            "the squared kernel calibration error (SKCE) and its calibration tests",
+        ),
+        Reference(
+            "berta2026variational",
+            "E. Berta, S. Braun, D. Holzmüller, F. Bach and M. I. Jordan. A Variational "
+            "Estimator for Lp Calibration Errors. arXiv:2602.24230, 2026.",
+            "https://arxiv.org/abs/2602.24230",
+            """@misc{berta2026variational,
+  author  = {Berta, Eug{\\`e}ne and Braun, Sacha and Holzm{\\"u}ller, David and Bach, Francis and Jordan, Michael I.},
+  title   = {A Variational Estimator for {$L_p$} Calibration Errors},
+  year    = {2026},
+  eprint  = {2602.24230},
+  archivePrefix = {arXiv},
+  url     = {https://arxiv.org/abs/2602.24230}
+}""",
+            "the variational estimator",
+        ),
+        Reference(
+            "posocco2021estimating",
+            "N. Posocco and A. Bonnefoy. Estimating Expected Calibration Errors. "
+            "arXiv:2109.03480, 2021.",
+            "https://arxiv.org/abs/2109.03480",
+            """@misc{posocco2021estimating,
+  author  = {Posocco, Nicolas and Bonnefoy, Antoine},
+  title   = {Estimating Expected Calibration Errors},
+  year    = {2021},
+  eprint  = {2109.03480},
+  archivePrefix = {arXiv},
+  url     = {https://arxiv.org/abs/2109.03480}
+}""",
+            "the ECE estimators with equal-mass bins, linear binning and a kernel density",
+        ),
+        Reference(
+            "zadrozny2002transforming",
+            "B. Zadrozny and C. Elkan. Transforming classifier scores into accurate multiclass "
+            "probability estimates. ACM SIGKDD International Conference on Knowledge Discovery "
+            "and Data Mining (KDD), 2002.",
+            "",
+            """@inproceedings{zadrozny2002transforming,
+  author    = {Zadrozny, Bianca and Elkan, Charles},
+  title     = {Transforming classifier scores into accurate multiclass probability estimates},
+  booktitle = {Proceedings of the Eighth ACM SIGKDD International Conference on Knowledge Discovery and Data Mining (KDD)},
+  year      = {2002}
+}""",
+            "isotonic regression as a recalibration map",
+        ),
+    )
+}
+
+CORE = "gruber2025optimizing"
+
+
+def reference_keys(name):
+    """BibTeX keys of the works behind the estimator called ``name``.
+
+    Names starting "skce" map to Widmann et al. 2019, "variational" to Berta et al.,
+    "ece-" to Posocco & Bonnefoy 2021; "15-bins" and "temperature" to Guo et al. 2017,
+    "kde" to Popordanoska et al. 2022, "isotonic" to Zadrozny & Elkan 2002. Everything
+    else (bins, ukkr, kkkr and names added later) maps to the core paper, which also
+    defines the risk every estimator is ranked by.
+    """
+    name = str(name)
+    if name.startswith("skce"):
+        return ["widmann2019calibration"]
+    if name.startswith("variational"):
+        return ["berta2026variational"]
+    if name.startswith("ece-"):
+        return ["posocco2021estimating"]
+    if name in ("15-bins", "temperature"):
+        return ["guo2017calibration"]
+    if name == "kde":
+        return ["popordanoska2022consistent"]
+    if name == "isotonic":
+        return ["zadrozny2002transforming"]
+    return [CORE]
+
+
+def references_for(names):
+    """The references of the given estimators, the core paper first, each once.
+
+    Parameters
+    ----------
+    names : iterable of str
+        Estimator names (as in ``result.summary["estimator"]``).
+
+    Returns
+    -------
+    list of (Reference, list of str)
+        Each work with the estimators that cite it, in order of first use.
+    """
+    used = {CORE: []}
+    for name in names:
+        for key in reference_keys(name):
+            estimators = used.setdefault(key, [])
+            if name not in estimators:
+                estimators.append(name)
+    return [(REFERENCES[key], names_) for key, names_ in used.items()]
+
+
+def bibtex(names):
+    """One BibTeX file's text for the given estimators (the core paper included)."""
+    return "\n\n".join(ref.bibtex for ref, _ in references_for(names)) + "\n"
+
+
+__all__ = ["Reference", "REFERENCES", "reference_keys", "references_for", "bibtex"]

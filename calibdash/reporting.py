@@ -1,0 +1,636 @@
+"""A self-contained HTML report of one evaluation, or a comparison of several models.
+
+The report states what an auditor needs to check and rerun a result: the data's
+fingerprint, the configuration and seed, the library versions, the verdict in plain
+words, the summary table, the app's figures (risk curves, estimates, reliability
+diagrams), a calibration test when one was run, and the literature with BibTeX.
+
+It works offline: plotly.js is embedded once, inline; the style uses the system's fonts;
+nothing is fetched when the file is opened. Links to papers are plain links.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from . import plots
+from . import reliability as rl
+from .loading import Predictions
+from .notions import NOTIONS
+from .pipeline import make_split
+from .references import references_for
+from .result import EvaluationResult
+from .verdict import Z95, verdict
+
+__all__ = ["report", "ModelResults", "normalise_results"]
+
+_NOTION_TITLES = {"top-label": "Top-label", "canonical": "Canonical", "classwise": "Classwise"}
+# At most this many per-class reliability panels (the most frequent classes), as in the app.
+_MAX_CLASS_PANELS = 6
+
+_CSS = """
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+       margin: 0 auto; max-width: 1100px; padding: 1.5rem 2rem 4rem; color: #1d1d1f; line-height: 1.45; }
+h1 { font-size: 1.8rem; margin-bottom: .2rem; }
+h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; margin-top: 2.2rem; }
+h3 { margin-top: 1.6rem; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: .85rem; }
+pre { background: #f6f6f6; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
+th, td { border: 1px solid #ddd; padding: .25rem .55rem; text-align: left; vertical-align: top; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+th { background: #f3f3f3; }
+.verdict { border: 1px solid #ccc; border-left: 5px solid #d62728; padding: .6rem 1rem; background: #fcfcfc; }
+.muted { color: #666; font-size: .9rem; }
+.warn { color: #8a4b00; }
+figure.cd-figure { margin: 1rem 0; }
+figcaption { color: #555; font-size: .88rem; margin-top: .3rem; }
+nav ul { columns: 2; }
+"""
+
+
+@dataclass
+class ModelResults:
+    """One model's results as the report shows them.
+
+    Attributes
+    ----------
+    name : str or None
+        The model's name (None in a single-model report).
+    results : dict
+        ``{notion: EvaluationResult}`` in the order of ``calibdash.NOTIONS``.
+    predictions : Predictions or None
+        The evaluated data, for the reliability diagrams.
+    calibration_test : object or None
+        Anything with ``statistic``, ``p_value``, ``method``, ``estimator`` and ``text(alpha)``.
+    """
+
+    name: str | None
+    results: dict
+    predictions: Predictions | None = None
+    calibration_test: object = None
+
+    @property
+    def data_sha256(self):
+        return next(iter(self.results.values())).config.get("data_sha256")
+
+
+def _notion_of(res):
+    return res.config.get("call", {}).get("notion")
+
+
+def _as_notion_dict(obj, where):
+    """{notion: result} from a result, a {notion: result} dict or a list of results."""
+    if isinstance(obj, EvaluationResult):
+        items = [obj]
+    elif isinstance(obj, dict):
+        items = list(obj.values())
+        for key, res in obj.items():
+            if isinstance(res, EvaluationResult) and key != _notion_of(res):
+                raise ValueError(f"{where}: the result under {key!r} is for the {_notion_of(res)!r} notion.")
+    elif isinstance(obj, (list, tuple)):
+        items = list(obj)
+    else:
+        raise ValueError(f"{where}: expected an EvaluationResult or a dict {{notion: EvaluationResult}}, got {type(obj).__name__}.")
+    if not items:
+        raise ValueError(f"{where}: no results given.")
+    out = {}
+    for res in items:
+        if not isinstance(res, EvaluationResult):
+            raise ValueError(f"{where}: expected EvaluationResult objects, got {type(res).__name__}.")
+        notion = _notion_of(res)
+        if notion in out:
+            raise ValueError(f"{where}: two results for the {notion!r} notion; give one per notion.")
+        out[notion] = res
+    shas = {res.config.get("data_sha256") for res in out.values()}
+    if len(shas) > 1:
+        raise ValueError(
+            f"{where}: the results were computed on different data (sha256 "
+            f"{', '.join(sorted(str(s)[:12] for s in shas))}); one model's notions must share its data."
+        )
+    return {n: out[n] for n in sorted(out, key=lambda n: NOTIONS.index(n) if n in NOTIONS else len(NOTIONS))}
+
+
+def _is_notion_dict(results):
+    return all(isinstance(v, EvaluationResult) and k in NOTIONS and k == _notion_of(v) for k, v in results.items())
+
+
+def _as_predictions(obj, where):
+    if obj is None or isinstance(obj, Predictions):
+        return obj
+    if isinstance(obj, (tuple, list)) and len(obj) == 2:
+        P, y = obj
+        P = np.asarray(P, dtype=np.float64)
+        return Predictions(probs=P, labels=np.asarray(y, dtype=np.int64), class_names=tuple(str(k) for k in range(P.shape[1])),
+                           kind="probabilities", source_name="the predictions array")
+    raise ValueError(f"{where}: predictions must be what calibdash.load_predictions returned (or a (P, y) pair), "
+                     f"got {type(obj).__name__}.")
+
+
+def normalise_results(results, predictions=None, calibration_test=None):
+    """The models a report shows, checked: a list of :class:`ModelResults`.
+
+    Parameters
+    ----------
+    results : EvaluationResult, dict or list
+        * one ``EvaluationResult``, or ``{notion: EvaluationResult}`` (what the app holds),
+          or a list of results of one model's notions: a single-model report;
+        * ``{model name: result or {notion: result}}``: a comparison report. A dict whose
+          keys are notions and whose values are results for those notions is always read
+          as one model.
+    predictions : Predictions, (P, y), dict or None
+        The evaluated data: one for a single model; for a comparison, a dict
+        ``{model name: Predictions}`` (models left out get no reliability diagram) or one
+        Predictions shared by every model.
+    calibration_test : object, dict or None
+        One test result, or ``{model name: test}`` for a comparison.
+
+    Raises
+    ------
+    ValueError
+        When the predictions are not the data a result was computed on (different
+        sha256), or the arguments do not have one of the shapes above.
+    """
+    if isinstance(results, EvaluationResult) or isinstance(results, (list, tuple)) or (
+        isinstance(results, dict) and results and _is_notion_dict(results)
+    ):
+        models = [ModelResults(None, _as_notion_dict(results, "results"))]
+        preds = {None: predictions}
+        tests = {None: calibration_test}
+    elif isinstance(results, dict) and results:
+        models = [ModelResults(str(name), _as_notion_dict(r, f"results[{name!r}]")) for name, r in results.items()]
+        if isinstance(predictions, dict):
+            unknown = set(map(str, predictions)) - {m.name for m in models}
+            if unknown:
+                raise ValueError(f"predictions were given for unknown models: {', '.join(sorted(unknown))}.")
+            preds = {str(k): v for k, v in predictions.items()}
+        else:
+            preds = {m.name: predictions for m in models}
+        if isinstance(calibration_test, dict):
+            tests = {str(k): v for k, v in calibration_test.items()}
+        else:
+            tests = {m.name: calibration_test for m in models}
+    else:
+        raise ValueError(
+            "results must be an EvaluationResult, a dict {notion: EvaluationResult}, or a dict "
+            f"{{model name: results}} for a comparison; got {type(results).__name__}"
+            + (" (empty)" if isinstance(results, dict) else "") + "."
+        )
+    for m in models:
+        where = "the predictions" if m.name is None else f"the predictions of {m.name!r}"
+        pred = _as_predictions(preds.get(m.name), where)
+        if pred is not None and pred.sha256 != m.data_sha256:
+            raise ValueError(
+                f"{where} ({pred.source_name}, sha256 {pred.sha256[:16]}...) are not the data the results "
+                f"were computed on (sha256 {str(m.data_sha256)[:16]}...); pass the predictions that were evaluated."
+            )
+        m.predictions = pred
+        m.calibration_test = tests.get(m.name)
+    return models
+
+
+# ----------------------------------------------------------------------------- html bits
+def _e(value):
+    return html.escape(str(value), quote=True)
+
+
+def _markdown_inline(text):
+    """Escape, then turn the verdict's **bold** into <strong>."""
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", _e(text))
+
+
+def _num(value, fmt):
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return _e(value)
+    if not np.isfinite(v):
+        return "n/a"
+    return format(v, fmt)
+
+
+def _table(header, rows, numeric=()):
+    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
+    for row in rows:
+        out.append("<tr>")
+        for i, cell in enumerate(row):
+            cls = ' class="num"' if i in numeric else ""
+            out.append(f"<td{cls}>{cell}</td>")
+        out.append("</tr>")
+    out.append("</tbody></table>")
+    return "".join(out)
+
+
+def _kv_table(pairs):
+    """A two-column table of (label, html) pairs without a header row."""
+    rows = "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
+    return f"<table><tbody>{rows}</tbody></table>"
+
+
+class _Figures:
+    """Figures in document order; the first carries plotly.js inline, the others reuse it."""
+
+    def __init__(self):
+        self.count = 0
+
+    def add(self, fig, caption, name):
+        include = self.count == 0
+        div_id = f"cd-fig-{self.count + 1}"
+        self.count += 1
+        body = fig.to_html(full_html=False, include_plotlyjs=include, div_id=div_id,
+                           config={"displaylogo": False, "responsive": True})
+        return (f'<figure class="cd-figure" data-figure="{_e(name)}">{body}'
+                f"<figcaption>{_e(caption)}</figcaption></figure>")
+
+
+# ----------------------------------------------------------------------------- sections
+def _data_section(m, h):
+    res = next(iter(m.results.values()))
+    cfg = res.config
+    pairs = []
+    pred = m.predictions
+    recorded = cfg.get("input") or {}
+    if pred is not None:
+        pairs.append(("source", _e(pred.source_name)))
+    if recorded.get("predictions"):
+        pairs.append(("predictions file (recorded)", f"<code>{_e(recorded['predictions'])}</code>"))
+    if recorded.get("labels"):
+        pairs.append(("labels file (recorded)", f"<code>{_e(recorded['labels'])}</code>"))
+    pairs += [
+        ("rows", f"{cfg.get('n', '?'):,}" if isinstance(cfg.get("n"), int) else _e(cfg.get("n", "?"))),
+        ("classes", _e(cfg.get("n_classes", "?"))),
+    ]
+    if pred is not None:
+        pairs += [
+            ("input numbers", _e(f"{pred.kind} ({'detected' if pred.kind_detected else 'as told'})")),
+            ("accuracy", f"{pred.accuracy:.2%}"),
+            ("mean confidence", f"{pred.mean_confidence:.2%}"),
+            ("class names", _e(", ".join(pred.class_names[:20]) + (", ..." if pred.d > 20 else ""))),
+        ]
+    pairs += [
+        ("data sha256", f"<code>{_e(cfg.get('data_sha256', '?'))}</code>"),
+        ("optimisation / holdout rows", _e(f"{cfg.get('n_optimisation', '?')} / {cfg.get('n_test', '?')}")),
+        ("validation fold sizes", _e(", ".join(map(str, cfg.get("fold_sizes", []))))),
+    ]
+    out = [f"<h{h}>Data</h{h}>", _kv_table(pairs)]
+    out.append('<p class="muted">The sha256 is of the probabilities (float64) and labels (int64) as evaluated, '
+               "whatever the file format: equal numbers give equal fingerprints.</p>")
+    if pred is not None and pred.warnings:
+        out.append("<ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in pred.warnings) + "</ul>")
+    return "".join(out)
+
+
+def _config_section(m, h):
+    rows = []
+    for notion, res in m.results.items():
+        call = res.config.get("call", {})
+        rows.append((_e(notion), _e(", ".join(call.get("estimators", []))), _num(call.get("test_size"), "g"),
+                     _e(call.get("n_folds")), _e(call.get("random_state")), _num(res.config.get("seconds"), ".1f")))
+    out = [f"<h{h}>Configuration and seed</h{h}>",
+           _table(["notion", "estimators", "holdout fraction", "folds", "seed", "seconds"], rows, numeric=(2, 3, 4, 5))]
+    out.append("<p>To rerun to the same numbers: <code>python -m calibdash rerun result.json</code> on the "
+               "result file written beside this report, or in Python "
+               "<code>cd.evaluate(cd.load_predictions(FILE), **config[\"call\"])</code> with the calls below.</p>")
+    for notion, res in m.results.items():
+        text = json.dumps(res.config.get("call", {}), indent=1, default=str)
+        out.append(f"<details><summary>{_e(notion)}: the full call (grids written out)</summary><pre>{_e(text)}</pre></details>")
+    versions = {}
+    for res in m.results.values():
+        versions.update(res.config.get("versions", {}))
+    import plotly
+
+    versions.setdefault("plotly (report)", plotly.__version__)
+    out.append(f"<h{h}>Library versions</h{h}>")
+    out.append(_kv_table([(k, _e(v)) for k, v in versions.items()]))
+    return "".join(out)
+
+
+def _summary_table(res):
+    rows = []
+    for _, r in res.summary.sort_values("val_risk").iterrows():
+        est, se = 100 * float(r["estimate"]), 100 * float(r["estimate_se"])
+        rows.append((
+            _e(r["estimator"]), _e(r["hyperparameters"]), _num(r["val_risk"], ".5g"), _num(r["val_risk_se"], ".2g"),
+            _num(r["sqrt_risk_x100"], ".3f"), _num(est, ".2f"),
+            f"{max(0.0, est - Z95 * se):.2f} to {est + Z95 * se:.2f}", _num(r["squared_estimate"], ".3g"),
+            "yes" if bool(r["at_grid_edge"]) else "", _num(r["seconds"], ".2f"),
+        ))
+    return _table(
+        ["estimator", "hyperparameters", "risk", "risk s.e.", "sqrt(risk) x100", "error (points)", "~95% interval",
+         "signed squared", "at grid edge", "seconds"],
+        rows, numeric=(2, 3, 4, 5, 7, 9),
+    )
+
+
+def _notion_section(notion, res, figs, h, anchor):
+    v = verdict(res)
+    out = [f'<h{h} id="{_e(anchor)}">{_e(_NOTION_TITLES.get(notion, notion))} calibration</h{h}>']
+    out.append(f'<div class="verdict"><p><strong>{_e(v.headline)}</strong></p><ul>'
+               + "".join(f"<li>{_markdown_inline(d)}</li>" for d in v.details) + "</ul>")
+    if v.warnings:
+        out.append("<p>Warnings:</p><ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in v.warnings) + "</ul>")
+    out.append("</div>")
+    out.append(f"<h{h + 1}>Summary table</h{h + 1}>")
+    out.append('<p class="muted">Sorted by validation risk (lower is better; the first row is the estimator the risk '
+               "trusts most). Error in percentage points on the holdout set; interval = estimate +- 1.96 standard "
+               "errors over the fold models, clipped at 0. summary.csv has every column at full precision.</p>")
+    out.append(_summary_table(res))
+    if plots.tuned_estimators(res):
+        out.append(f"<h{h + 1}>Risk against hyperparameter</h{h + 1}>")
+        out.append(figs.add(plots.risk_curves(res), "Mean validation risk over folds (line), +- one standard error "
+                            "(band), the chosen value (red diamond) and the 15-bin estimator's risk (dotted).",
+                            f"{notion} risk curves"))
+    out.append(f"<h{h + 1}>Estimator comparison</h{h + 1}>")
+    out.append(figs.add(plots.forest_plot(res), "Holdout estimate of every estimator with a ~95% interval; red: the "
+                        "lowest validation risk.", f"{notion} estimates"))
+    out.append(_others_section(notion, res, figs, h + 1))
+    return "".join(out)
+
+
+def _others(res):
+    """The literature estimators the risk cannot rank (``result.others``), or None."""
+    others = getattr(res, "others", None)
+    return others if others is not None and len(others) else None
+
+
+def _others_section(notion, res, figs, h):
+    others = _others(res)
+    if others is None:
+        return ""
+    out = [f"<h{h}>Estimates from the literature</h{h}>",
+           '<p class="muted">Computed on the same holdout rows but not ranked by the risk; each estimates its own '
+           "quantity, so compare numbers only within a quantity.</p>"]
+    by_quantity = getattr(plots, "estimates_by_quantity", None)
+    if by_quantity is not None:
+        out.append(figs.add(by_quantity(res), "Every estimate in one panel per quantity estimated, with ~95% "
+                            "intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
+    cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "p_value", "details") if c in others]
+    fmt = {"estimate": ".4g", "estimate_se": ".2g", "p_value": ".3g"}
+    rows = [[_num(r[c], fmt[c]) if c in fmt else _e(r[c]) for c in cols] for _, r in others.iterrows()]
+    out.append(_table([c.replace("_", " ") for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
+    return "".join(out)
+
+
+def _holdout_rows(pred, res):
+    """The holdout rows of ``res``: its selected estimator never saw them."""
+    call = res.config["call"]
+    test, _ = make_split(pred.n, call["test_size"], call["n_folds"], call["random_state"])
+    return np.sort(test)
+
+
+def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
+    out = [f"<h{h}>Reliability diagram</h{h}>"]
+    pred = m.predictions
+    if pred is None:
+        out.append('<p class="muted">Not included: the report was built without the predictions '
+                   "(pass <code>predictions=</code> to <code>calibdash.report</code>).</p>")
+        return "".join(out)
+    names = [_e(c) for c in pred.class_names]  # plotly renders entities, so markup in names stays text
+    top = m.results.get("top-label")
+    recal, note = None, ""
+    if top is not None:
+        idx = _holdout_rows(pred, top)
+        name, G = rl.selected_recalibration(top, pred.probs[idx])
+        if G is not None:
+            recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
+        else:
+            note = " The recalibration curve needs the fitted models, which a result read from JSON does not hold."
+    table = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=n_bins, strategy=strategy, n_boot=n_boot)
+    out.append(figs.add(
+        plots.reliability_figure(table, title="Top-label reliability", recal=recal),
+        f"{'Equal-width' if strategy == 'uniform' else 'Equal-mass'} bins ({n_bins}) of all rows: how often the "
+        f"predicted class is right, with a 90% bootstrap band ({n_boot} resamples); orange: the selected "
+        f"estimator's recalibration map on the holdout rows. Binned ECE of this diagram: "
+        f"{100 * table.attrs['ece']:.2f} points.{note}",
+        "top-label reliability",
+    ))
+    for notion in ("canonical", "classwise"):
+        res = m.results.get(notion)
+        if res is None:
+            continue
+        order = np.argsort(-np.bincount(pred.labels, minlength=pred.d), kind="stable")
+        classes = sorted(int(k) for k in order[: min(pred.d, _MAX_CLASS_PANELS)])
+        idx = _holdout_rows(pred, res)
+        name, G = rl.selected_recalibration(res, pred.probs[idx])
+        recal_k = None if G is None or G.shape[1] != pred.d else {k: (pred.probs[idx, k], G[:, k]) for k in classes}
+        tables = rl.per_class_tables(pred.probs, pred.labels, classes, n_bins=n_bins, strategy=strategy, n_boot=n_boot)
+        out.append(f"<h{h + 1}>Per-class reliability ({_e(notion)})</h{h + 1}>")
+        out.append(figs.add(
+            plots.per_class_figure(tables, names, recal_k),
+            f"The {len(classes)} most frequent classes: predicted probability of the class against how often it "
+            f"occurs; orange: the map of the selected estimator ({name or 'not available'}) on the holdout rows.",
+            f"{notion} per-class reliability",
+        ))
+        if pred.d == 3:
+            out.append(figs.add(
+                plots.ternary_figure(pred.probs[idx], G, names, labels=pred.labels[idx]),
+                "Holdout predictions in the probability triangle; orange: where the selected estimator moves them.",
+                f"{notion} simplex",
+            ))
+        break  # one set of per-class panels, as in the app
+    return "".join(out)
+
+
+def _test_section(test, h, alpha):
+    out = [f"<h{h}>Calibration test</h{h}>"]
+    pairs = [
+        ("null hypothesis", "the model is calibrated"),
+        ("method", _e(getattr(test, "method", "?"))),
+        ("estimator", _e(getattr(test, "estimator", "?"))),
+        ("statistic", _num(getattr(test, "statistic", float("nan")), ".6g")),
+        ("p-value", _num(getattr(test, "p_value", float("nan")), ".4g")),
+    ]
+    out.append(_kv_table(pairs))
+    try:
+        text = test.text(alpha)
+    except Exception as e:  # noqa: BLE001 - a foreign object's text must not sink the report
+        text = f"(no text: {type(e).__name__}: {e})"
+    out.append(f"<p>{_e(text)}</p>")
+    return "".join(out)
+
+
+def _references_section(names, h):
+    refs = references_for(names)
+    out = [f"<h{h}>References</h{h}>", "<ol>"]
+    for ref, used in refs:
+        link = f' <a href="{_e(ref.url)}">{_e(ref.url)}</a>' if ref.url else ""
+        by = f"cited for {_e(', '.join(used))}: " if used else ""
+        out.append(f"<li>{_e(ref.citation)}{link}<br><span class=\"muted\">{by}{_e(ref.role)}</span>"
+                   f"<pre>{_e(ref.bibtex)}</pre></li>")
+    out.append("</ol>")
+    every = "\n\n".join(ref.bibtex for ref, _ in refs)
+    out.append(f"<details><summary>All {len(refs)} BibTeX entries in one block</summary><pre>{_e(every)}</pre></details>")
+    return "".join(out)
+
+
+def _estimator_names(models):
+    names = []
+    for m in models:
+        for res in m.results.values():
+            names += [n for n in res.summary["estimator"] if n not in names]
+            others = _others(res)
+            if others is not None:
+                names += [n for n in others["estimator"] if n not in names]
+        if m.calibration_test is not None:
+            # Calibration tests are SKCE tests (Widmann et al.); their estimator is named
+            # "unbiased", "linear", ... without the prefix that selects the reference.
+            est = str(getattr(m.calibration_test, "estimator", "") or "")
+            name = est if est.startswith("skce") else f"skce-{est}" if est else "skce"
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _model_body(m, figs, h, n_bins, strategy, n_boot, alpha, prefix):
+    out = [_data_section(m, h), _config_section(m, h)]
+    for notion, res in m.results.items():
+        out.append(_notion_section(notion, res, figs, h, f"{prefix}{notion}"))
+    out.append(_reliability_section(m, figs, h, n_bins, strategy, n_boot))
+    if m.calibration_test is not None:
+        out.append(_test_section(m.calibration_test, h, alpha))
+    return "".join(out)
+
+
+def _comparison_figure(models):
+    import plotly.graph_objects as go
+
+    fig = go.Figure()
+    notions = [n for n in NOTIONS if any(n in m.results for m in models)]
+    for j, notion in enumerate(notions):
+        xs, ys, err, text = [], [], [], []
+        for m in models:
+            res = m.results.get(notion)
+            if res is None:
+                continue
+            b = res.best
+            xs.append(100 * float(b["estimate"]))
+            err.append(Z95 * 100 * float(b["estimate_se"]))
+            ys.append(_e(m.name))
+            text.append(_e(b["estimator"]))
+        fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=notion, marker=dict(size=11),
+                                 error_x=dict(type="data", array=err, visible=True), customdata=text,
+                                 hovertemplate="%{y}: %{x:.2f} points (%{customdata})<extra>" + notion + "</extra>"))
+    fig.update_layout(xaxis_title="calibration error of the estimator the risk trusts most (points, ~95% interval)",
+                      height=140 + 40 * len(models) * max(1, len(notions)), margin=dict(t=30, b=50, l=160, r=20),
+                      legend=dict(orientation="h", y=1.05))
+    fig.update_xaxes(rangemode="tozero")
+    return fig
+
+
+def _comparison_section(models, figs, h):
+    rows = []
+    for m in models:
+        for notion, res in m.results.items():
+            v = verdict(res)
+            base = res.summary[res.summary["estimator"] == "15-bins"]
+            base_txt = _num(100 * float(base.iloc[0]["estimate"]), ".2f") if len(base) else ""
+            rows.append((f'<a href="#model-{_e(_slug(m.name))}">{_e(m.name)}</a>', _e(notion), _e(res.config.get("n")),
+                         f"<code>{_e(str(m.data_sha256)[:12])}</code>", _e(v.estimator), _num(v.estimate_pp, ".2f"),
+                         f"{v.low_pp:.2f} to {v.high_pp:.2f}", base_txt, _e(len(res.warnings) or "")))
+    out = [f"<h{h}>Comparison</h{h}>",
+           '<p class="muted">Every model was evaluated with the same settings and seed. Per model and notion: the '
+           "estimator with the lowest validation risk and its holdout estimate in percentage points. Intervals of "
+           "different models on different data are independent; on the same test set they are not, and a paired "
+           "comparison would be sharper.</p>",
+           _table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "~95% interval",
+                   "15-bin (points)", "warnings"], rows, numeric=(2, 5, 7, 8)),
+           figs.add(_comparison_figure(models), "The trusted estimate of every model, by notion.", "comparison")]
+    return "".join(out)
+
+
+def _slug(name):
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "model"
+
+
+def report(results, predictions=None, *, calibration_test=None, title=None, path=None, n_bins=15,
+           strategy="uniform", n_boot=200, alpha=0.05):
+    """A self-contained HTML report of an evaluation, or a comparison of models.
+
+    Parameters
+    ----------
+    results : EvaluationResult, dict or list
+        One model: an ``EvaluationResult``, a dict ``{notion: EvaluationResult}`` (what
+        the app holds) or a list of one model's results for several notions.
+        Comparison: ``{model name: EvaluationResult or {notion: EvaluationResult}}``.
+        See :func:`normalise_results`.
+    predictions : Predictions, (P, y), dict or None
+        The evaluated data, for the reliability diagrams (the result does not hold it).
+        Their sha256 must equal the results' ``config["data_sha256"]``. For a comparison,
+        ``{model name: Predictions}``. None leaves the diagrams out.
+    calibration_test : object, dict or None
+        A calibration test result: any object with ``statistic``, ``p_value``,
+        ``method``, ``estimator`` and ``text(alpha)``; for a comparison, optionally
+        ``{model name: test}``.
+    title : str, optional
+        Default: "Calibration report" (with the data's name when known).
+    path : str or path-like, optional
+        Also write the HTML there (UTF-8).
+    n_bins, strategy, n_boot : int, {"uniform", "quantile"}, int
+        Reliability diagram settings (display only), as on the app's Reliability page.
+    alpha : float, default=0.05
+        Level passed to ``calibration_test.text``.
+
+    Returns
+    -------
+    str
+        The HTML document. It loads nothing from the network: plotly.js is inline once,
+        the fonts are the system's.
+
+    Raises
+    ------
+    ValueError
+        For predictions that are not the evaluated data, or results in none of the
+        accepted shapes.
+    """
+    models = normalise_results(results, predictions, calibration_test)
+    comparison = len(models) > 1 or models[0].name is not None
+    if title is None:
+        if comparison:
+            title = f"Calibration comparison of {len(models)} models"
+        elif models[0].predictions is not None:
+            title = f"Calibration report: {models[0].predictions.source_name}"
+        else:
+            title = "Calibration report"
+    figs = _Figures()
+    body, nav = [], []
+    from . import __version__
+
+    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    body.append(f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. "
+                "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned and chosen "
+                "by a mean-squared-error risk on validation folds, estimates on a holdout set never used for "
+                "selection.</p>")
+    if comparison:
+        nav.append('<li><a href="#comparison">Comparison</a></li>')
+        body.append('<section id="comparison">' + _comparison_section(models, figs, 2) + "</section>")
+        for m in models:
+            slug = _slug(m.name)
+            nav.append(f'<li><a href="#model-{_e(slug)}">{_e(m.name)}</a></li>')
+            body.append(f'<section id="model-{_e(slug)}"><h2>Model: {_e(m.name)}</h2>'
+                        + _model_body(m, figs, 3, n_bins, strategy, n_boot, alpha, f"{slug}-") + "</section>")
+    else:
+        m = models[0]
+        for notion in m.results:
+            nav.append(f'<li><a href="#{_e(notion)}">{_e(_NOTION_TITLES.get(notion, notion))} calibration</a></li>')
+        body.append(_model_body(m, figs, 2, n_bins, strategy, n_boot, alpha, ""))
+    nav.append('<li><a href="#references">References</a></li>')
+    body.append('<section id="references">' + _references_section(_estimator_names(models), 2) + "</section>")
+    doc = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<meta name=\"generator\" content=\"calibdash {_e(__version__)}\">"
+        f"<meta name=\"calibdash-figures\" content=\"{figs.count}\">"
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f"{body[0]}<nav><ul>{''.join(nav)}</ul></nav>{''.join(body[1:])}</body></html>\n"
+    )
+    if path is not None:
+        Path(path).write_text(doc, encoding="utf-8")
+    return doc

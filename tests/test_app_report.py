@@ -1,0 +1,37 @@
+"""The Results page's "Report (HTML)" download, through Streamlit's AppTest (no browser)."""
+
+from pathlib import Path
+
+from streamlit.runtime.media_file_manager import MediaFileManager
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+
+
+def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):
+    # The report is built only when the button is clicked (a deferred download), so the
+    # registered callable is caught here and called as Streamlit would on a click.
+    deferred = {}
+    original = MediaFileManager.add_deferred
+
+    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
+        deferred[file_name] = (data_callable, mimetype)
+        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+
+    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("app_pages/results.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    buttons = {b.proto.label: b for b in at.get("download_button")}
+    assert {"Summary (CSV)", "Risk curves (CSV)", "Full result (JSON)", "Report (HTML)"} <= set(buttons)
+    assert buttons["Report (HTML)"].proto.help
+
+    (name, (make, mimetype)), = deferred.items()
+    assert name.startswith("calibdash_report_") and name.endswith(".html") and mimetype == "text/html"
+    html = make().decode("utf-8")
+    (sha, keys), = at.session_state["active"].items()  # the demo data's fingerprint and its notions
+    assert html.startswith("<!DOCTYPE html>") and sha in html
+    for notion in keys:
+        assert f'id="{notion}"' in html
+    assert html.count("plotly.js v") == 1 and "<script src=" not in html
+    assert make() is make()  # a second click is served from the cache

@@ -1,0 +1,326 @@
+"""The command line, run as users run it: ``python -m calibdash`` in a subprocess.
+
+The CIFAR-10 run uses a reduced search (four estimators, three bin counts, two
+bandwidths) to keep the file fast: the point is the files and the numbers in them, which
+are checked against :func:`calibdash.evaluate` called directly with the same settings.
+"""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import calibdash as cd
+from calibdash.cli import CLIError, Progress, build_parser, load_run, parse_grid_option, parse_notions
+from calibdash.simulation import dirichlet_simulation
+from tests.shared_data import SHARED_DATA
+
+ROOT = Path(__file__).resolve().parents[1]
+LENET = SHARED_DATA / "cifar10_lenet5.npz"
+FILES = ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")
+
+# The reduced search of the CIFAR-10 run, on the command line and in Python.
+CLI_ARGS = ["--notion", "top-label,canonical", "--estimators", "15-bins,bins,kde,temperature",
+            "--grid", "bins.n_bins=5,10,20", "--grid", "kde.bandwidth=0.01,0.1", "--seed", "3", "--jobs", "2"]
+PY_RUNS = {
+    "top-label": dict(estimators=["15-bins", "bins", "kde", "temperature"],
+                      grids={"bins": {"n_bins": [5, 10, 20]}, "kde": {"bandwidth": [0.01, 0.1]}}),
+    "canonical": dict(estimators=["kde", "temperature"], grids={"kde": {"bandwidth": [0.01, 0.1]}}),
+}
+SMALL_ARGS = ["--notion", "top-label", "--estimators", "bins,kde", "--grid", "bins.n_bins=5,10",
+              "--grid", "kde.bandwidth=0.1,0.5", "--folds", "3", "--seed", "1"]
+SMALL_PY = dict(notion="top-label", estimators=["bins", "kde"], grids={"bins": {"n_bins": [5, 10]}, "kde": {"bandwidth": [0.1, 0.5]}},
+                n_folds=3, random_state=1)
+
+
+def run_cli(*args, check=None):
+    proc = subprocess.run([sys.executable, "-m", "calibdash", *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    if check is not None:
+        assert proc.returncode == check, proc.stderr[-3000:]
+    return proc
+
+
+def small_npz(path, seed, n=600):
+    sim = dirichlet_simulation(n=n, n_classes=3, alpha=0.5, random_state=seed)
+    np.savez(path, predictions=sim.probs, ground_truth=sim.labels)
+    return path
+
+
+def assert_summary_matches(csv_frame, result):
+    """Every number of a summary.csv against the result of cd.evaluate (to 1e-12)."""
+    got = csv_frame.reset_index(drop=True)
+    want = result.summary.reset_index(drop=True)
+    assert list(got["estimator"]) == list(want["estimator"])
+    assert list(got["hyperparameters"]) == list(want["hyperparameters"])
+    assert [json.loads(p) for p in got["params"]] == [json.loads(json.dumps(p, default=str)) for p in want["params"]]
+    for col in ["val_risk", "val_risk_se", "sqrt_risk_x100", "sqrt_risk_x100_se", "estimate", "estimate_se",
+                "squared_estimate", "squared_estimate_se"]:
+        np.testing.assert_allclose(got[col].to_numpy(float), want[col].to_numpy(float), rtol=1e-12, atol=0, err_msg=col)
+    assert list(got["at_grid_edge"]) == list(want["at_grid_edge"])
+
+
+def assert_curves_match(csv_frame, result):
+    got = csv_frame.reset_index(drop=True)
+    want = result.curves.reset_index(drop=True)
+    assert list(got["estimator"]) == list(want["estimator"]) and list(got["fold"]) == list(want["fold"])
+    for g, w in zip(got["value"], want["value"]):  # numbers, or words such as temperature "fit"
+        assert (str(g) == w) if isinstance(w, str) else float(g) == pytest.approx(float(w), rel=1e-12)
+    np.testing.assert_allclose(got["val_risk"].to_numpy(float), want["val_risk"].to_numpy(float), rtol=1e-12, atol=0)
+
+
+@pytest.fixture(scope="module")
+def lenet_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "lenet5"
+    proc = run_cli("evaluate", LENET, *CLI_ARGS, "--out", out, check=0)
+    return out, proc
+
+
+@pytest.fixture(scope="module")
+def lenet_direct():
+    pred = cd.load_predictions(LENET)
+    return pred, {notion: cd.evaluate(pred, notion=notion, random_state=3, n_jobs=2, **kw) for notion, kw in PY_RUNS.items()}
+
+
+def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lenet_direct):
+    out, proc = lenet_run
+    pred, direct = lenet_direct
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    summary = pd.read_csv(out / "summary.csv")
+    curves = pd.read_csv(out / "curves.csv")
+    assert list(summary["notion"].unique()) == ["top-label", "canonical"]
+    for notion, res in direct.items():
+        assert_summary_matches(summary[summary["notion"] == notion], res)
+        assert_curves_match(curves[curves["notion"] == notion], res)
+    run = load_run(out / "result.json")
+    assert list(run) == ["cifar10_lenet5"]
+    for notion, res in run["cifar10_lenet5"].items():
+        assert res.config["data_sha256"] == pred.sha256
+        assert res.config["input"]["predictions"] == str(LENET.resolve())
+        assert res.config["call"] == json.loads(json.dumps(direct[notion].config["call"]))
+        cols = [c for c in res.summary.columns if c != "seconds"]
+        pd.testing.assert_frame_equal(res.summary[cols], direct[notion].summary[cols], check_exact=True)
+        pd.testing.assert_frame_equal(res.curves, direct[notion].curves, check_exact=True)
+        pd.testing.assert_frame_equal(res.folds, direct[notion].folds, check_exact=True)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    # per notion: risk curves, estimates (and the literature's estimates when there are any);
+    # then the top-label reliability diagram and the canonical per-class panels
+    per_notion = [2 + int(len(r.others) > 0) for r in direct.values()]
+    figures = sum(per_notion) + 2
+    assert pred.sha256 in html and f'<meta name="calibdash-figures" content="{figures}">' in html
+    assert html.count("Plotly.newPlot(") == figures
+    # the verdict on stdout, progress on stderr (one line per step: not a terminal)
+    assert "percentage points" in proc.stdout and "report.html" in proc.stdout
+    assert "cifar10_lenet5 1/" in proc.stderr and "top-label, fold" in proc.stderr and "done" in proc.stderr
+
+
+def test_the_literature_estimators_are_chosen_written_and_rerun(tmp_path, lenet_direct):
+    pred, _ = lenet_direct
+    out = tmp_path / "others"
+    others = "ece-15-bins,ece-kde,skce-block,variational-brier-temperature"
+    run_cli("evaluate", LENET, *SMALL_ARGS, "--notion", "canonical", "--others", others, "--out", out, "--quiet", check=0)
+    table = pd.read_csv(out / "others.csv")
+    run = load_run(out / "result.json")["cifar10_lenet5"]
+    for notion, res in run.items():
+        rows = table[table["notion"] == notion].reset_index(drop=True)
+        assert list(rows["estimator"]) == list(res.others["estimator"]) == [
+            o for o in others.split(",") if notion == "canonical" or not o.startswith("variational-brier")]
+        np.testing.assert_allclose(rows["estimate"], res.others["estimate"], rtol=1e-12, atol=0)
+    direct = cd.evaluate(pred, notion="canonical", estimators=["kde"], grids={"kde": {"bandwidth": [0.1, 0.5]}},
+                         others=others.split(","), n_folds=3, random_state=1)
+    pd.testing.assert_frame_equal(run["canonical"].others.drop(columns="seconds"), direct.others.drop(columns="seconds"),
+                                  check_exact=True)
+    assert run_cli("rerun", out / "result.json", "--quiet").returncode == 0
+    none = tmp_path / "none"
+    run_cli("evaluate", LENET, *SMALL_ARGS, "--others", "none", "--out", none, "--quiet", check=0)
+    assert pd.read_csv(none / "others.csv").empty
+
+
+def test_rerun_reproduces_every_number(lenet_run):
+    out, _ = lenet_run
+    proc = run_cli("rerun", out / "result.json", "--jobs", "2", check=0)
+    assert proc.stdout.count("identical") == 2, proc.stdout
+
+
+def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path):
+    a, b = small_npz(tmp_path / "model_a.npz", 1), small_npz(tmp_path / "model_b.npz", 2)
+    out = tmp_path / "out"
+    run_cli("evaluate", a, b, *SMALL_ARGS, "--out", out, "--quiet", check=0)
+    assert sorted(p.name for p in out.iterdir()) == sorted([*FILES, "model_a", "model_b"])
+    summary = pd.read_csv(out / "summary.csv")
+    direct = {}
+    for name, path in (("model_a", a), ("model_b", b)):
+        assert sorted(p.name for p in (out / name).iterdir()) == sorted(FILES)
+        res = direct[name] = cd.evaluate(cd.load_predictions(path), **SMALL_PY)
+        assert_summary_matches(pd.read_csv(out / name / "summary.csv"), res)
+        assert_summary_matches(summary[summary["model"] == name], res)
+        assert_curves_match(pd.read_csv(out / name / "curves.csv"), res)
+        assert load_run(out / name / "result.json")[name]["top-label"].config["data_sha256"] == res.config["data_sha256"]
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert 'id="comparison"' in html and html.count("plotly.js v") == 1
+    assert set(load_run(out / "result.json")) == {"model_a", "model_b"}
+    # the joint result.json reruns both models
+    proc = run_cli("rerun", out / "result.json", check=0)
+    assert proc.stdout.count("identical") == 2
+
+    # a changed number is found and printed, with exit status 1
+    obj = json.loads((out / "model_a" / "result.json").read_text())
+    table = obj["models"]["model_a"]["top-label"]["summary"]
+    table["data"][0][table["columns"].index("val_risk")] *= 1 + 1e-9
+    tampered = tmp_path / "tampered.json"
+    tampered.write_text(json.dumps(obj))
+    proc = run_cli("rerun", tampered, check=1)
+    assert "val_risk" in proc.stdout and "1 difference" in proc.stdout, proc.stdout
+    assert "differs" in proc.stderr and "Traceback" not in proc.stderr
+
+    # other data under the recorded name is refused before any work
+    proc = run_cli("rerun", out / "model_a" / "result.json", "--predictions", b, check=2)
+    assert "does not hold the evaluated data" in proc.stderr and "Traceback" not in proc.stderr
+
+    # a single EvaluationResult (the app's JSON download) reruns when the file is given
+    single = tmp_path / "app_download.json"
+    single.write_text(direct["model_a"].to_json())
+    proc = run_cli("rerun", single, "--predictions", a, "--out", tmp_path / "again", check=0)
+    assert "identical" in proc.stdout
+    assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(FILES)
+
+
+def test_a_local_dask_cluster_gives_the_same_numbers(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    a = small_npz(tmp_path / "d.npz", 5, n=800)
+    out = tmp_path / "dask"
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        run_cli("evaluate", a, *SMALL_ARGS, "--dask-scheduler", cluster.scheduler_address, "--out", out, "--quiet", check=0)
+        # the work ran on the cluster's workers: they had to import the pipeline to run its tasks
+        imported = client.run(lambda: "calibdash.pipeline" in __import__("sys").modules)
+        assert len(imported) == 2 and any(imported.values()), imported
+    res = cd.evaluate(cd.load_predictions(a), **SMALL_PY)
+    assert_summary_matches(pd.read_csv(out / "summary.csv"), res)
+    curves = pd.read_csv(out / "curves.csv")
+    assert_curves_match(curves, res)
+
+
+def _bad_inputs(tmp):
+    np.save(tmp / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
+    sim = dirichlet_simulation(n=300, n_classes=3, random_state=0)
+    np.save(tmp / "probs.npy", sim.probs)
+    np.save(tmp / "labels_short.npy", sim.labels[:-5])
+    (tmp / "not_a_result.json").write_text('{"hello": 1}')
+    out = ["--out", tmp / "out"]
+    return {
+        "missing file": ["evaluate", tmp / "missing.npz", *out],
+        "pickle": ["evaluate", tmp / "objects.npy", "--labels", tmp / "labels_short.npy", *out],
+        "grid without values": ["evaluate", LENET, "--grid", "kde.bandwidth", *out],
+        "grid with a word": ["evaluate", LENET, "--grid", "kde.bandwidth=0.1,wide", *out],
+        "grid of an unknown estimator": ["evaluate", LENET, "--grid", "kernel.bandwidth=0.1", *out],
+        "unknown estimator": ["evaluate", LENET, "--estimators", "bins,magic", *out],
+        "labels of another length": ["evaluate", tmp / "probs.npy", "--labels", tmp / "labels_short.npy", *out],
+        "one fold": ["evaluate", LENET, "--folds", "1", *out],
+        "unknown notion": ["evaluate", LENET, "--notion", "top-label,best", *out],
+        "no --out": ["evaluate", LENET],
+        "not a number": ["evaluate", LENET, "--seed", "zero", *out],
+        "unknown literature estimator": ["evaluate", LENET, "--others", "ece-15-bins,ece-magic", *out],
+        "literature estimator of no notion run": ["evaluate", LENET, "--notion", "top-label", "--others",
+                                                  "variational-brier-temperature", *out],
+        "rerun of a file that is not a result": ["rerun", tmp / "not_a_result.json"],
+        "rerun of a missing file": ["rerun", tmp / "missing.json"],
+    }
+
+
+# Each case in a real process (the brief's table); the rest of the table runs in-process below.
+SUBPROCESS_CASES = ["missing file", "pickle", "grid without values", "unknown estimator", "labels of another length",
+                    "one fold", "no --out", "rerun of a file that is not a result"]
+
+
+def _assert_one_line(stderr, case):
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calibdash: error: "), (case, stderr)
+    assert "Traceback" not in stderr and len(lines[0]) > len("calibdash: error: ") + 10
+
+
+@pytest.mark.parametrize("case", SUBPROCESS_CASES)
+def test_bad_input_gives_one_line_and_status_2(tmp_path, case):
+    proc = run_cli(*_bad_inputs(tmp_path)[case])
+    assert proc.returncode == 2, (case, proc.stderr)
+    _assert_one_line(proc.stderr, case)
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_rest_of_the_bad_inputs_in_process(tmp_path, capsys):
+    from calibdash.cli import main
+
+    cases = _bad_inputs(tmp_path)
+    for case, args in cases.items():
+        if case in SUBPROCESS_CASES:
+            continue
+        try:
+            status = main([str(a) for a in args])
+        except SystemExit as e:  # argparse's own errors
+            status = e.code
+        assert status == 2, case
+        _assert_one_line(capsys.readouterr().err, case)
+        assert not (tmp_path / "out").exists(), case
+
+
+def test_help_explains_every_option():
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "cmd")
+    for name, p in sub.choices.items():
+        for action in p._actions:
+            assert action.help, f"{name}: {action.dest} has no help"
+    proc = run_cli("evaluate", "--help", check=0)
+    for option in ("--labels", "--kind", "--label-column", "--notion", "--estimators", "--grid", "--test-size", "--folds",
+                   "--seed", "--jobs", "--dask-scheduler", "--out", "--title", "--quiet"):
+        assert option in proc.stdout
+    assert "rerun" in parser.format_help() and "evaluate" in parser.format_help()
+
+
+def test_option_parsers():
+    assert parse_notions(None) == ["top-label", "canonical"]
+    assert parse_notions(["canonical", "top-label,canonical", "classwise"]) == ["canonical", "top-label", "classwise"]
+    with pytest.raises(CLIError, match="unknown notion 'toplabel'"):
+        parse_notions(["toplabel"])
+    grids = parse_grid_option(["bins.n_bins=5,10", "kde.bandwidth=1e-3, 0.1", "temperature.temperature=fit,1.5",
+                               "bins-quantile.strategy=quantile", "bins.strategy=uniform"])
+    assert grids == {"bins": {"n_bins": [5, 10], "strategy": ["uniform"]}, "kde": {"bandwidth": [1e-3, 0.1]},
+                     "temperature": {"temperature": ["fit", 1.5]}, "bins-quantile": {"strategy": ["quantile"]}}
+    for bad in ("bins.n_bins=5.5", "bins=5", "bins.n_bins=", ".n_bins=5", "nope.x=1", "kde.bandwidth=-1"):
+        with pytest.raises(CLIError):
+            parse_grid_option([bad])
+
+
+class _Terminal:
+    def __init__(self, tty):
+        self.text, self.tty = "", tty
+
+    def write(self, s):
+        self.text += s
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return self.tty
+
+
+def test_progress_redraws_on_a_terminal_and_writes_lines_otherwise():
+    term = _Terminal(True)
+    bar = Progress(stream=term)
+    cb = bar.callback("m top-label")
+    for done, msg in ((0, "starting"), (1, "fold 1/2 validated"), (2, "done")):
+        cb(done, 2, msg)
+    assert term.text.count("\r") == 3 and term.text.endswith("\n") and term.text.count("\n") == 1
+    assert "[" + "#" * 28 + "] 2/2 done" in term.text
+    log = _Terminal(False)
+    cb = Progress(stream=log).callback("m")
+    cb(0, 2, "starting")
+    cb(2, 2, "done")
+    assert log.text == "m 0/2 (0%) starting\nm 2/2 (100%) done\n"
+    quiet = _Terminal(True)
+    Progress(stream=quiet, enabled=False).callback("m")(1, 2, "x")
+    assert quiet.text == ""
