@@ -256,3 +256,25 @@ def test_a_shorter_pivoted_factor_is_the_leading_blocks_of_a_longer_one():
 
 def rbf_kernel_for_test(A, B, gamma=0.5):
     return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+
+
+@pytest.mark.parametrize("notion", ["canonical", "classwise"])
+def test_kde_path_risks_streamed_over_row_blocks_equal_the_one_shot_risks(notion, monkeypatch):
+    """On large held-out sets the kernel density path accumulates the risk's cross-products
+    over blocks of rows instead of holding every bandwidth's features at once."""
+    from calibdash.estimators import kde
+
+    P, y = random_problem(seed=8, n=290, d=4)
+    bandwidths = [0.02, 0.1, 0.5]
+    path = cd.make_estimator("kde", notion=notion).fit_path(P[:200], y[:200], bandwidths)
+    one_shot = path.risks(P[200:], y[200:])
+    calls = []
+    real = kde.kernel_regression
+    monkeypatch.setattr(kde, "kernel_regression", lambda *a, **k: calls.append(len(a[0])) or real(*a, **k))
+    monkeypatch.setattr(kde, "_STREAM_ENTRIES", len(bandwidths) * 4 * 40)  # 40 rows per block
+    streamed = path.risks(P[200:], y[200:])
+    assert max(calls) <= 40 and sum(calls) == 90 * (1 if notion == "canonical" else 4)
+    np.testing.assert_allclose(streamed, one_shot, rtol=1e-12)
+    A = brute.residual_matrix(P[200:], y[200:], notion)
+    brute_risk = [brute.risk(brute.kde_h(P[:200], y[:200], P[200:], P[200:], notion, b), A) for b in bandwidths]
+    np.testing.assert_allclose(streamed, brute_risk, rtol=1e-10)
