@@ -116,3 +116,14 @@ def test_every_registered_estimator_runs_on_each_notion_it_offers():
         assert list(res.others["estimator"]) == names
         assert np.isfinite(res.others["estimate"]).all() and np.isfinite(res.others["estimate_se"]).all()
         assert (res.others["label"] == [OTHER_ESTIMATORS[n].label for n in names]).all()
+
+
+def test_skce_switches_to_the_block_estimator_on_large_holdout_sets(monkeypatch):
+    from calibdash import literature
+
+    P, y = data(n=500, seed=6)
+    monkeypatch.setattr(literature, "_SKCE_QUADRATIC_MAX_WORK", 100 ** 2 * 4 - 1)  # the holdout is 100 x 4
+    row = cd.evaluate(P, y, notion="canonical", others=["skce"], **FAST).others.iloc[0]
+    test, _ = make_split(len(y), 0.2, 5, 0)
+    est = cd.skce(P[test], y[test], estimator="block")
+    assert row["estimate"] == est.value and row["details"].startswith("block,") and "n^2 d" in row["details"]
