@@ -45,6 +45,7 @@ test: $(DEV_STAMP) | $(CHROMIUM)
 bench: $(DEV_STAMP)
 	$(PY) bench/bench_core.py
 	$(PY) bench/bench_loading.py
+	$(PY) bench/bench_literature.py
 	$(PY) bench/bench_pipeline.py fold cifar100 scaling
 
 bench-large: $(DEV_STAMP)
