@@ -82,14 +82,14 @@ def _ece(name):
 # -- SKCE and its calibration test (Widmann et al.) --------------------------------------
 def _skce(estimator):
     def compute(P, y, test, folds, notion, random_state):
-        from .kernel_calibration import calibration_test, skce
+        from .kernel_calibration import calibration_test
 
-        Pt, yt = P[test], y[test]
         used = estimator
         if used == "unbiased" and len(test) ** 2 * P.shape[1] > _SKCE_QUADRATIC_MAX_WORK:
             used = "block"
-        est = skce(Pt, yt, estimator=used, random_state=random_state)
-        test_ = calibration_test(Pt, yt, estimator=used, random_state=random_state)
+        # The test computes the estimate on its way (from the kernel matrix it builds anyway).
+        test_ = calibration_test(P[test], y[test], estimator=used, random_state=random_state)
+        est = test_.estimate
         note = "" if used == estimator else (f" (the block estimator: the quadratic one would cost n^2 d = "
                                               f"{len(test) ** 2 * P.shape[1]:.1e} operations)")
         return {

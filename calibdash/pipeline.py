@@ -165,8 +165,9 @@ class _NotionRun:
     """The state of Algorithm 1 for one notion, so that the tasks of several notions can
     share one pool of workers."""
 
-    def __init__(self, P, y, notion, estimators, grids, others, test, folds, keep_models):
+    def __init__(self, P, y, notion, estimators, grids, others, test, folds, keep_models, test_size, random_state):
         self.P, self.y, self.notion = P, y, notion
+        self.test_size, self.random_state = test_size, random_state
         self.names, self.full_grids = resolve(notion, estimators, grids)
         self.others = resolve_others(notion, others)
         self.other_rows = {}
@@ -359,10 +360,12 @@ def evaluate_notions(
         ``config["seconds"]`` is the wall time of the joint run.
     """
     t_start = time.perf_counter()
+    sha = None
     if isinstance(P, Predictions):
         if y is not None:
             raise ValueError("Give either a Predictions object or (P, y), not both.")
-        P, y = P.probs, P.labels
+        # hashed when it was loaded (the same canonical_sha256); at 50,000 x 1,000 that is 400 MB
+        P, y, sha = P.probs, P.labels, P.sha256
     elif y is None:
         raise ValueError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
     notions = [notions] if isinstance(notions, str) else list(notions)
@@ -377,9 +380,8 @@ def evaluate_notions(
     grids = _per_notion(grids, notions, "Grids")
     others = _per_notion(others, notions, "Estimators from the literature")
     test, folds = make_split(len(y), test_size, n_folds, random_state)
-    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], others[nt], test, folds, keep_models) for nt in notions]
-    for run in runs:
-        run.test_size, run.random_state = test_size, random_state
+    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], others[nt], test, folds, keep_models, test_size, random_state)
+            for nt in notions]
     many = len(runs) > 1
 
     # Longest tasks first, so that no long task is left running alone at the end.
@@ -425,7 +427,7 @@ def evaluate_notions(
         done += 1
         report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
 
-    sha = canonical_sha256(P, y)
+    sha = sha or canonical_sha256(P, y)
     seconds = time.perf_counter() - t_start
     results = {run.notion: run.result(seconds, sha) for run in runs}
     report("done")

@@ -46,7 +46,9 @@ def test_rows_equal_the_library_functions_on_the_same_split():
             estimator = {"skce": "unbiased", "skce-linear": "linear", "skce-block": "block"}[name]
             est = cd.skce(Pt, yt, estimator=estimator, random_state=4)
             t = cd.calibration_test(Pt, yt, estimator=estimator, random_state=4)
-            assert rows.loc[name, "estimate"] == est.value and rows.loc[name, "estimate_se"] == est.se
+            assert rows.loc[name, "estimate"] == t.estimate.value and rows.loc[name, "estimate_se"] == t.estimate.se
+            assert rows.loc[name, "estimate"] == pytest.approx(est.value, rel=1e-12, abs=1e-15)
+            assert rows.loc[name, "estimate_se"] == pytest.approx(est.se, rel=1e-9)
             assert rows.loc[name, "p_value"] == t.p_value and 0 < t.p_value <= 1
     # variational: the maps fitted on each fold's training rows, by hand
     canon = res["canonical"].others.set_index("estimator")

@@ -150,6 +150,8 @@ def test_result_contents_and_config():
     assert cfg["data_sha256"] == preds.sha256
     assert {"numpy", "scipy", "scikit-learn", "calibdash"} <= set(cfg["versions"])
     rerun = cd.evaluate(P, y, **cfg["call"])
+    # from arrays the pipeline hashes them; from Predictions it reuses the loader's hash
+    assert rerun.config["data_sha256"] == cfg["data_sha256"]
     pd.testing.assert_frame_equal(rerun.curves, res.curves, check_exact=True)
 
 
