@@ -21,24 +21,15 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _report import SHARED_DATA, write_section  # noqa: E402
 
-from tests.e2e.browser import Watched, launch, streamlit_server  # noqa: E402
+from tests.e2e.browser import launch, new_session, streamlit_server  # noqa: E402
 
 REPEATS = 3
 DATA = SHARED_DATA / "cifar100_wrn16-4.npz"
 
 
-def new_session(browser, url):
-    """A new browser session on the landing page, after its demo analysis (not timed)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
-    page = context.new_page()
-    w = Watched(page)
-    page.goto(url)
-    w.wait_idle(timeout=180_000)
-    return context, page, w
-
-
 def one_run(browser, url):
-    context, page, w = new_session(browser, url)
+    context, w = new_session(browser, url, height=1000)  # the demo analysis is not timed
+    page = w.page
     t0 = time.perf_counter()
     w.goto_page("Data")
     page.locator(".st-key-source").get_by_text("Upload my predictions").click()
@@ -64,7 +55,8 @@ def learn_run(browser):
     """The Learn page's default view on a fresh server, so that nothing comes from the cache
     st.cache_data shares between sessions: seconds from the page link to both charts drawn."""
     with tempfile.TemporaryDirectory() as cache, streamlit_server(cache) as url:
-        context, page, w = new_session(browser, url)
+        context, w = new_session(browser, url, height=1000)  # the demo analysis is not timed
+        page = w.page
         t0 = time.perf_counter()
         w.goto_page("Learn")
         page.locator(".st-key-lab_estimates .js-plotly-plot").wait_for(timeout=120_000)

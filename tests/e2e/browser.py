@@ -115,6 +115,16 @@ class Watched:
         self.wait_idle()
 
 
+def new_session(browser, url, height=2000, timeout=240_000):
+    """A new browser session on the app's landing page, after the demo analysis that a first
+    visit runs. Returns (context, Watched page); the caller closes the context."""
+    context = browser.new_context(viewport={"width": 1400, "height": height}, accept_downloads=True)
+    w = Watched(context.new_page())
+    w.page.goto(url)
+    w.wait_idle(timeout=timeout)
+    return context, w
+
+
 def launch(playwright, headless=True):
     require_chromium()
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=headless)

@@ -12,18 +12,14 @@ import pytest
 import calibdash as cd
 from tests.shared_data import SHARED_DATA
 
-from .browser import OUTPUT, Watched, upload_and_run
+from .browser import OUTPUT, new_session, upload_and_run
 
 CIFAR10 = SHARED_DATA / "cifar10_wrn16-4.npz"
 
 
 @pytest.fixture
 def page(browser, server):
-    context = browser.new_context(viewport={"width": 1400, "height": 2000}, accept_downloads=True)
-    pg = context.new_page()
-    w = Watched(pg)
-    pg.goto(server)
-    w.wait_idle(timeout=180_000)
+    context, w = new_session(browser, server)
     yield w
     w.check()
     context.close()

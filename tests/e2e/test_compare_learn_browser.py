@@ -7,23 +7,12 @@ import time
 
 import numpy as np
 import pandas as pd
-import pytest
 
 import calibdash as cd
 from calibdash import lab
 from calibdash.demo import load_demo
 
-from .browser import OUTPUT, Watched
-
-
-def open_app(browser, server):
-    """A new session on the landing page (which analyses the demo on a first visit)."""
-    context = browser.new_context(viewport={"width": 1400, "height": 2000}, accept_downloads=True)
-    pg = context.new_page()
-    w = Watched(pg)
-    pg.goto(server)
-    w.wait_idle(timeout=240_000)
-    return context, w
+from .browser import OUTPUT, new_session
 
 
 def download_csv(pg, key, path):
@@ -34,7 +23,7 @@ def download_csv(pg, key, path):
 
 
 def test_compare_page_default_view_and_download(browser, server, tmp_path):
-    context, w = open_app(browser, server)
+    context, w = new_session(browser, server)
     pg = w.page
     try:
         w.goto_page("Compare")
@@ -60,7 +49,7 @@ def test_compare_page_default_view_and_download(browser, server, tmp_path):
 def test_learn_page_default_view_and_download(browser, server, tmp_path):
     # The first visit of a session analyses the demo data set (app.py): land first, so
     # that the time below is the Learn page's own.
-    context, w = open_app(browser, server)
+    context, w = new_session(browser, server)
     pg = w.page
     try:
         t0 = time.perf_counter()
