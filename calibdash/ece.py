@@ -167,10 +167,11 @@ def _problems(P, y, notion):
 
 # -- binned estimators ------------------------------------------------------------------
 def _allocation(z, edges, convex):
-    """(bins, weights), each (n, 2): the two bins a sample feeds and its weight in each."""
+    """(bins, weights), each (n, 2) with the convex allocation (the two bins a sample feeds
+    and its weight in each), else (n, 1): the sample's own bin with weight 1."""
     b = binning.bin_index(z, edges)
     if not convex or len(edges) <= 2:
-        return np.stack([b, b], axis=1), np.stack([np.ones_like(z), np.zeros_like(z)], axis=1)
+        return b[:, None], np.ones_like(z)[:, None]
     centres = (edges[:-1] + edges[1:]) / 2
     m = len(centres)
     # left centre: the last centre <= z (clipped to the ends, where one bin takes everything)

@@ -25,7 +25,9 @@ import numpy as np
 from scipy.spatial.distance import cdist, pdist
 from scipy.stats import norm
 
+from .ece import bootstrap_counts
 from .notions import validate
+from .simplex import one_hot
 from .simulation import sample_labels
 
 __all__ = ["skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "median_bandwidth"]
@@ -252,11 +254,9 @@ def _row_blocks(n):
     return [slice(s, min(n, s + step)) for s in range(0, n, step)]
 
 
-def _h_rows(P, y, rows, kernel, bandwidth, PT=None):
+def _h_rows(P, y, rows, kernel, bandwidth, PT):
     """Rows ``rows`` of the matrix h_ij (shape (len(rows), n)); ``PT`` is P.T in C order,
     which makes the gather p_j[y_i] a copy of whole rows."""
-    if PT is None:
-        PT = np.ascontiguousarray(P.T)
     Pr, yr = P[rows], y[rows]
     K = _kernel(cdist(Pr, P), kernel, bandwidth)
     G = Pr @ PT
@@ -275,8 +275,7 @@ def _quadratic_row_stats(P, y, kernel, bandwidth):
     themselves, replaces the elementwise terms of h.
     """
     n = P.shape[0]
-    R = -P
-    R[np.arange(n), y] += 1.0
+    R = one_hot(y, P.shape[1]) - P
     rowsum = np.empty(n)
     for rows in _row_blocks(n):
         K = _kernel(cdist(P[rows], P), kernel, bandwidth)
@@ -424,13 +423,6 @@ def _centred_matrix(P, y, kernel, bandwidth):
     return H, rowsum, diag
 
 
-def _resample_counts(rng, n_draws, n):
-    """(n_draws, n) float counts of n draws with replacement from n rows."""
-    idx = rng.integers(0, n, size=(n_draws, n))
-    idx += n * np.arange(n_draws)[:, None]
-    return np.bincount(idx.ravel(), minlength=n_draws * n).reshape(n_draws, n).astype(np.float64)
-
-
 def _bootstrap_statistics(Hc, counts):
     """Bootstrapped U-statistics of the centred kernel: for each count vector c,
     (c^T Hc c - sum_a c_a Hc_aa) / (n (n - 1)), the mean over ordered pairs of distinct
@@ -452,7 +444,7 @@ def _bootstrap_pvalue(P, y, kernel, bandwidth, n_resamples, rng):
     exceed = 0
     chunk = max(1, MAX_BLOCK_ELEMENTS // n)
     for s in range(0, n_resamples, chunk):
-        counts = _resample_counts(rng, min(chunk, n_resamples - s), n)
+        counts = bootstrap_counts(n, min(chunk, n_resamples - s), rng)
         exceed += int(np.count_nonzero(_bootstrap_statistics(Hc, counts) >= threshold))
     return est, est.value, exceed
 
