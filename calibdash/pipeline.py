@@ -18,7 +18,6 @@ from collections import defaultdict
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
-from threadpoolctl import ThreadpoolController
 
 from .estimators import make_estimator
 from .estimators.ensemble import FoldEnsemble
@@ -27,6 +26,7 @@ from .loading import Predictions, canonical_sha256
 from .notions import NOTIONS, check_notion, validate
 from .result import EvaluationResult
 from .specs import SPECS, combinations, resolve, tuned_param
+from .threads import one_blas_thread
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is costly alone, the scikit-learn multiclass maps (logistic,
@@ -503,24 +503,12 @@ def evaluate(
 
 
 def _run_holdout(i, *args):
-    with _one_blas_thread():
+    with one_blas_thread():
         return i, _holdout_task(*args)
 
 
-_CONTROLLER = None
-
-
-def _one_blas_thread():
-    """Context in which BLAS and OpenMP use one thread. The controller, which scans the
-    loaded libraries (milliseconds), is made once per process, not once per task."""
-    global _CONTROLLER
-    if _CONTROLLER is None:
-        _CONTROLLER = ThreadpoolController()
-    return _CONTROLLER.limit(limits=1)
-
-
 def _run_other(key, name, P, y, test, folds, notion, random_state):
-    with _one_blas_thread():
+    with one_blas_thread():
         return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
@@ -528,5 +516,5 @@ def _run_task(key, P, y, train, val, notion, items):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
-    with _one_blas_thread():
+    with one_blas_thread():
         return key, _fold_task(P, y, train, val, notion, items)

@@ -22,18 +22,14 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
-from threadpoolctl import threadpool_limits
 
+from .estimators.base import check_positive
 from .estimators.temperature import fit_temperature, temperature_scale
 from .notions import validate
 from .simplex import log_clipped
+from .threads import one_blas_thread
 
 RECALIBRATORS = ("temperature", "isotonic", "logistic", "boosting")
-
-
-def _check_positive_number(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}.")
 
 
 def _check_int(name, value, minimum):
@@ -91,7 +87,7 @@ class _SklearnClassifierOnLogs(_Recalibrator):
         if len(classes) == 1:
             self.classifier_ = None
             return
-        with threadpool_limits(limits=1):
+        with one_blas_thread():
             self.classifier_ = self._make_classifier().fit(log_clipped(P), y)
 
     def _predict_proba(self, P):
@@ -99,7 +95,7 @@ class _SklearnClassifierOnLogs(_Recalibrator):
         if self.classifier_ is None:
             out[:, self.classes_[0]] = 1.0
             return out
-        with threadpool_limits(limits=1):
+        with one_blas_thread():
             out[:, self.classifier_.classes_] = self.classifier_.predict_proba(log_clipped(P))
         return out
 
@@ -119,7 +115,7 @@ class TemperatureRecalibrator(_Recalibrator):
 
     def _check_params(self):
         if self.temperature != "fit":
-            _check_positive_number("temperature", self.temperature)
+            check_positive("temperature", self.temperature)
 
     def _fit(self, P, y):
         self.temperature_ = fit_temperature(P, y) if self.temperature == "fit" else float(self.temperature)
@@ -191,7 +187,7 @@ class LogisticRecalibrator(_SklearnClassifierOnLogs):
         self.max_iter = max_iter
 
     def _check_params(self):
-        _check_positive_number("C", self.C)
+        check_positive("C", self.C)
         _check_int("max_iter", self.max_iter, 1)
 
     def _make_classifier(self):
@@ -223,7 +219,7 @@ class BoostingRecalibrator(_SklearnClassifierOnLogs):
         self.random_state = random_state
 
     def _check_params(self):
-        _check_positive_number("learning_rate", self.learning_rate)
+        check_positive("learning_rate", self.learning_rate)
         _check_int("max_iter", self.max_iter, 1)
         _check_int("max_leaf_nodes", self.max_leaf_nodes, 2)
 
