@@ -34,7 +34,7 @@ from scipy.stats import t as student_t
 from .loading import Predictions
 from .notions import check_notion, validate
 from .pipeline import evaluate, make_split
-from .simplex import one_hot
+from .variational import row_losses
 from .specs import DEFAULT_ESTIMATORS
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
@@ -279,8 +279,7 @@ def compare(
     n_test, k = len(test), fold_sq.shape[0]
 
     acc = {name: float(np.mean(np.argmax(probs[name], axis=1) == y)) for name in names}
-    Y = one_hot(y, probs[names[0]].shape[1])
-    brier = {name: float(np.mean(np.sum((probs[name] - Y) ** 2, axis=1))) for name in names}
+    brier = {name: float(np.mean(row_losses(probs[name], y, "brier"))) for name in names}
 
     var_boot, var_jack = boot.var(axis=0, ddof=1), _jackknife_var(fold_sq)
     var_sq = var_boot + var_jack

@@ -28,6 +28,7 @@ from scipy.special import expit
 from .notions import check_notion, residuals
 from .comparison import _ONLY_TUNED
 from .pipeline import evaluate
+from .risk import path_risks
 from .simplex import softmax
 from .simulation import (
     Simulation,
@@ -290,32 +291,6 @@ def summarise_estimates(df):
     return out[["n", "estimator", "mean", "sd", "se_mean", "bias", "rmse", "truth", "repeats"]]
 
 
-def plug_in_risks(U, V):
-    """Eq. (20) of plug-in estimators h = <v(z), v(z')> for a stack of feature matrices.
-
-    Parameters
-    ----------
-    U : ndarray of shape (n, d)
-        Residuals.
-    V : ndarray of shape (m, n, d)
-        The features v(z_i) of m plug-in estimators.
-
-    Returns
-    -------
-    ndarray of shape (m,)
-        Exact, by the feature route of :mod:`calibdash.risk` (design note, section 2), all
-        m at once.
-    """
-    n = U.shape[0]
-    UtU = U.T @ U
-    uu = np.einsum("ij,ij->i", U, U)
-    UtV = U.T @ V  # (m, d, d) by broadcasting
-    VtV = np.swapaxes(V, 1, 2) @ V
-    vv = np.sum(V * V, axis=2)
-    full = np.sum(UtU * UtU) - 2.0 * np.sum(UtV * UtV, axis=(1, 2)) + np.sum(VtV * VtV, axis=(1, 2))
-    return (full - np.sum((uu - vv) ** 2, axis=1)) / (n * (n - 1))
-
-
 DEFAULT_THETAS = tuple(np.round(np.linspace(0.5, 1.5, 41), 6))
 
 
@@ -346,10 +321,8 @@ def figure1(n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes
         U = residuals(sim.probs, sim.labels, "canonical")
         # softmax(theta/distortion * log p) = softmax(theta * log P): from the exact log P,
         # finite even where P underflows.
-        logits = thetas[:, None, None] * sim.log_true_probs[None]
-        E = np.exp(logits - logits.max(axis=2, keepdims=True))
-        V = sim.probs[None] - E / E.sum(axis=2, keepdims=True)
-        out[s] = plug_in_risks(U, V)
+        V = sim.probs[None] - softmax(thetas[:, None, None] * sim.log_true_probs[None], axis=2)
+        out[s] = path_risks(U, [(v, None) for v in V])
     seeds, th = np.meshgrid(np.arange(int(n_seeds)), thetas, indexing="ij")
     return pd.DataFrame({"theta": th.ravel(), "seed": seeds.ravel(), "risk": out.ravel()})
 
@@ -364,5 +337,5 @@ def summarise_figure1(df):
     return out[["theta", "mean", "se", "count"]]
 
 
-__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "summarise_estimates", "plug_in_risks",
+__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "summarise_estimates",
            "figure1", "summarise_figure1", "DEFAULT_THETAS"]

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .notions import NOTIONS, check_notion, problems, top_label
+from .notions import NOTIONS, check_notion
 
 QUANTITIES = (
     "calibration error (L2)",
@@ -151,11 +151,9 @@ def _variational(loss, recalibrator):
 def _variational_top_label(p, recalibrator="isotonic"):
     def compute(P, y, test, folds, notion, random_state):
         from .recalibrators import OneDimensionalRecalibrator, as_recalibrator
-        from .variational import top_label_gaps
+        from .variational import top_label_gaps, top_label_inputs
 
-        (problem,) = problems(P, "top-label")
-        c, S = problem.Z[:, 0], problem.S
-        t = (top_label(P)[2] == y).astype(np.float64)
+        c, S, t = top_label_inputs(P, y)
         parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
                                 .fit(S[train], t[train]).predict(S[test]), p) for train, _ in folds]
         value, se = _mean_and_se([q[0] for q in parts])

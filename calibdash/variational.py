@@ -29,7 +29,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
-from .notions import problems, top_label, validate
+from .notions import training_problems, validate
 from .recalibrators import OneDimensionalRecalibrator, as_recalibrator
 from .simplex import check_probabilities, log_clipped
 
@@ -239,6 +239,13 @@ def top_label_gaps(c, t, g, p):
     return gap, np.where(below, gap, 0.0), np.where(above, gap, 0.0)
 
 
+def top_label_inputs(P, y):
+    """(c, S, t): the confidence, the two-column simplex [c, 1 - c] the one-dimensional
+    maps are fitted on, and the 0/1 correctness, with the top label found once."""
+    ((problem, _, T),) = training_problems(P, y, "top-label")
+    return problem.Z[:, 0], problem.S, T[:, 0]
+
+
 def variational_top_label(P, y, p=1, recalibrator="isotonic", n_folds=5, random_state=0, **recalibrator_params):
     """Cross-fitted variational top-label calibration error with over- and under-confidence.
 
@@ -265,9 +272,7 @@ def variational_top_label(P, y, p=1, recalibrator="isotonic", n_folds=5, random_
     P, y = validate(P, y)
     base = as_recalibrator(recalibrator, **recalibrator_params)
     folds = cross_fitting_folds(P.shape[0], n_folds, random_state)
-    (problem,) = problems(P, "top-label")
-    c, S = problem.Z[:, 0], problem.S
-    t = (top_label(P)[2] == y).astype(np.float64)
+    c, S, t = top_label_inputs(P, y)
     g = np.empty(P.shape[0])
     for train, test in folds:
         g[test] = OneDimensionalRecalibrator(base).fit(S[train], t[train]).predict(S[test])
@@ -290,4 +295,5 @@ __all__ = [
     "cross_fitting_folds",
     "row_losses",
     "top_label_gaps",
+    "top_label_inputs",
 ]

@@ -7,7 +7,6 @@ from scipy.special import expit
 
 from calibdash import lab
 from calibdash.notions import residuals
-from calibdash.risk import risk_from_features
 from calibdash.simplex import softmax
 from calibdash.simulation import dirichlet_simulation, simulation_truth
 
@@ -44,15 +43,6 @@ def test_figure1_risks_against_brute_force():
                         total += (U[i] @ U[j] - V[i] @ V[j]) ** 2
             got = df.query("seed == @seed and theta == @theta")["risk"].iloc[0]
             assert got == pytest.approx(total / (30 * 29), rel=1e-6)
-
-
-def test_plug_in_risks_matches_the_risk_module():
-    rng = np.random.default_rng(0)
-    U = rng.normal(size=(40, 4))
-    V = rng.normal(size=(3, 40, 4))
-    got = lab.plug_in_risks(U, V)
-    want = [risk_from_features(U, V[m]) for m in range(3)]
-    np.testing.assert_allclose(got, want, rtol=1e-10)
 
 
 @pytest.mark.parametrize("distortion", [1.0, 0.3])
