@@ -355,6 +355,8 @@ def _backend(address):
 
 
 def _n_jobs(args):
+    if args.jobs == 0:
+        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
     if args.jobs is not None:
         return args.jobs
     return -1 if args.dask_scheduler else 1
@@ -395,11 +397,9 @@ def cmd_evaluate(args):
     notions = parse_notions(args.notion)
     plan = _plan(notions, args.estimators, parse_grid_option(args.grid))
     others = _plan_others(notions, args.others)
-    for opt, value, low in (("--folds", args.folds, 2), ("--jobs", args.jobs, None)):
-        if value is not None and low is not None and value < low:
-            raise CLIError(f"{opt} must be at least {low}, got {value}.")
-    if args.jobs == 0:
-        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    if args.folds < 2:
+        raise CLIError(f"--folds must be at least 2, got {args.folds}.")
+    _n_jobs(args)  # checks --jobs before any file is read
     if not 0 < args.test_size < 1:
         raise CLIError(f"--test-size must lie strictly between 0 and 1, got {args.test_size}.")
     paths = args.predictions
@@ -484,9 +484,28 @@ def compare_results(old, new):
     return diffs
 
 
+def _rerun_model(name, olds, pred, args, progress):
+    """Every notion of one model from its recorded calls: in one pool of workers when they
+    share the split (as ``evaluate`` ran them), else one after the other."""
+    calls = [old.config["call"] for old in olds]
+    split = ("test_size", "n_folds", "random_state")
+    try:
+        if all(all(c[k] == calls[0][k] for k in split) for c in calls):
+            out = evaluate_notions(
+                pred, notions=[c["notion"] for c in calls], estimators={c["notion"]: c["estimators"] for c in calls},
+                grids={c["notion"]: c["grids"] for c in calls}, others={c["notion"]: c.get("others") for c in calls},
+                n_jobs=_n_jobs(args), progress=progress.callback(name), **{k: calls[0][k] for k in split},
+            )
+        else:
+            out = {c["notion"]: evaluate(pred, **c, n_jobs=_n_jobs(args), progress=progress.callback(f"{name} {c['notion']}"))
+                   for c in calls}
+    finally:
+        progress.finish()
+    return out
+
+
 def cmd_rerun(args):
-    if args.jobs == 0:
-        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    _n_jobs(args)  # checks --jobs before any file is read
     if args.labels and not args.predictions:
         raise CLIError("--labels is used with --predictions (the recorded labels file is used otherwise).")
     models = load_run(args.result)
@@ -522,11 +541,12 @@ def cmd_rerun(args):
     new_models, preds, all_diffs = {}, {}, []
     try:
         with _backend(args.dask_scheduler):
+            reruns = {}
             for name, notion, old, path, labels, kind, label_column in jobs:
                 pred, record = loaded[(path, labels, kind, label_column)]
-                call = old.config["call"]
-                new = evaluate(pred, **call, n_jobs=_n_jobs(args), progress=progress.callback(f"{name} {notion}"))
-                progress.finish()
+                if name not in reruns:
+                    reruns[name] = _rerun_model(name, [j[2] for j in jobs if j[0] == name], pred, args, progress)
+                new = reruns[name][notion]
                 new.config["input"] = dict(record, sha256=pred.sha256)
                 new_models.setdefault(name, {})[notion] = new
                 preds[name] = pred

@@ -357,8 +357,7 @@ def _notion_section(notion, res, figs, h, anchor):
 
 def _others(res):
     """The literature estimators the risk cannot rank (``result.others``), or None."""
-    others = getattr(res, "others", None)
-    return others if others is not None and len(others) else None
+    return res.others if len(res.others) else None
 
 
 def _others_section(notion, res, figs, h):
@@ -368,10 +367,8 @@ def _others_section(notion, res, figs, h):
     out = [f"<h{h}>Estimates from the literature</h{h}>",
            '<p class="muted">Computed on the same holdout rows but not ranked by the risk; each estimates its own '
            "quantity, so compare numbers only within a quantity.</p>"]
-    by_quantity = getattr(plots, "estimates_by_quantity", None)
-    if by_quantity is not None:
-        out.append(figs.add(by_quantity(res), "Every estimate in one panel per quantity estimated, with ~95% "
-                            "intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
+    out.append(figs.add(plots.estimates_by_quantity(res), "Every estimate in one panel per quantity estimated, with "
+                        "~95% intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
     cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "p_value", "details") if c in others]
     fmt = {"estimate": ".4g", "estimate_se": ".2g", "p_value": ".3g"}
     rows = [[_num(r[c], fmt[c]) if c in fmt else _e(r[c]) for c in cols] for _, r in others.iterrows()]
