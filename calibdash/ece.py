@@ -141,7 +141,7 @@ def _check_convex(convex):
     return bool(convex)
 
 
-def _check_bandwidth(bandwidth):
+def check_bandwidth(bandwidth):
     if isinstance(bandwidth, str):
         if bandwidth != "silverman":
             raise ValueError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
@@ -161,7 +161,7 @@ def _problems(P, y, notion):
     """[(z, t, low)] per 1-D problem of the notion: inputs, 0/1 targets, support's lower end."""
     _check_notion(notion)
     P, y = notions.validate(P, y)
-    low = 1.0 / P.shape[1] if notion == "top-label" else 0.0
+    low = kde_support(notion, P.shape[1])[0]
     return [(prob.Z[:, 0], T[:, 0], low) for prob, _, T in notions.training_problems(P, y, notion)]
 
 
@@ -376,7 +376,7 @@ def ece_kde(P, y, notion="top-label", bandwidth="silverman"):
     -------
     float
     """
-    bandwidth = _check_bandwidth(bandwidth)
+    bandwidth = check_bandwidth(bandwidth)
     return float(np.mean([kde_problem_ece(z, t, low, bandwidth) for z, t, low in _problems(P, y, notion)]))
 
 

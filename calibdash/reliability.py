@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from . import notions
+from .ece import check_bandwidth, bootstrap_counts, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
 from .estimators import binning
 
 STRATEGIES = ("uniform", "quantile")
@@ -192,11 +193,6 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
         ``attrs`` holds ``bandwidth``, ``support`` and ``ece`` (:func:`calibdash.ece.ece_kde`
         of the same problem).
     """
-    # local imports keep this appended function self-contained (module header untouched)
-    import numbers
-
-    from .ece import bootstrap_counts, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
-
     notions.check_notion(notion, supported=("top-label", "classwise"), family="continuous reliability curve")
     P, y = notions.validate(P, y)
     n, d = P.shape
@@ -215,12 +211,8 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
             raise ValueError(f"The classwise curve needs class_index, a class between 0 and {d - 1}; got {class_index!r}.")
         z, t = one_class(P, y, int(class_index))
     low, high = kde_support(notion, d)
-    if isinstance(bandwidth, str) and bandwidth == "silverman":
-        h = silverman_bandwidth(z)
-    elif isinstance(bandwidth, numbers.Real) and not isinstance(bandwidth, bool) and np.isfinite(bandwidth) and bandwidth > 0:
-        h = float(bandwidth)
-    else:
-        raise ValueError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
+    bandwidth = check_bandwidth(bandwidth)
+    h = silverman_bandwidth(z) if bandwidth == "silverman" else bandwidth
     x = np.linspace(low, high, int(grid))
     S = kde_sums(x, z, h, low, high)
     N, D = S @ t, S @ np.ones(n)
