@@ -161,7 +161,9 @@ class CalibrationEstimator(BaseEstimator):
         estimators = [self.__class__(**{**self.get_params(), self.path_param: v}) for v in values]
         for e in estimators:
             e._validate_params()
-        memo = {}
+        # the notion's training blocks (n x d residuals and targets for canonical) serve
+        # every path fitted on the same (P, y)
+        memo = {} if cache is None else cache.setdefault(("training-problems", self.notion), {})
         for e in (self, *estimators):
             e._problems_memo = memo
         try:
