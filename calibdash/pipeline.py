@@ -19,8 +19,9 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from .estimators import make_estimator
+from .estimators import FAMILIES, make_estimator
 from .estimators.ensemble import FoldEnsemble
+from .estimators.kde import NORMALISERS_KEY, log_beta_table
 from .literature import resolve_others, run_other, OTHER_ESTIMATORS
 from .loading import Predictions, canonical_sha256
 from .notions import NOTIONS, check_notion, validate
@@ -34,7 +35,11 @@ from .threads import one_blas_thread
 _GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde", "logistic": "sklearn", "boosting": "sklearn"}
 # Rough seconds per fold on CIFAR-100 (one-dimensional problem, canonical), only to start
 # the longest tasks first.
-_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 1.1), "fast": (0.01, 0.05), "sklearn": (1.0, 60.0)}
+_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 4.0), "fast": (0.01, 0.05), "sklearn": (1.0, 60.0)}
+# Rows x centres x dimension per task of the work shared across folds (the kernel density
+# estimator's normalisers and its holdout kernel products): a few seconds each, so that two
+# workers finish together.
+_SHARED_WORK_PER_TASK = 2.5e9
 
 
 def make_split(n, test_size=0.2, n_folds=5, random_state=0):
@@ -67,14 +72,15 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
 _REFIT_FAMILIES = {"kde"}
 
 
-def _fold_task(P, y, train, val, notion, items):
+def _fold_task(P, y, train, val, notion, items, shared=None):
     """Fit and validate every grid value of the given estimators on one fold.
 
+    ``shared`` seeds the fit_path cache with work done once for all folds.
     Returns, per estimator, the risks of each combination of fixed parameters and the
     fitted models (None for families that are cheaper to refit than to ship).
     """
     P_tr, y_tr, P_val, y_val = P[train], y[train], P[val], y[val]
-    cache = {}
+    cache = dict(shared or {})
     out = {}
     for name, grid in items:
         t0 = time.perf_counter()
@@ -99,6 +105,10 @@ def _holdout_task(P, y, train, test, notion, name, params, model):
         model = make_estimator(SPECS[name].family, notion=notion, **params).fit(P[train], y[train])
     diag = model.h_diag(P[test])
     return diag, None if refit else model, time.perf_counter() - t0
+
+
+def _n_chunks(work):
+    return int(min(8, max(1, work // _SHARED_WORK_PER_TASK)))
 
 
 class RefitOnUse:
@@ -176,14 +186,48 @@ class _NotionRun:
         groups = defaultdict(list)
         for name in self.names:
             groups[_GROUP_OF_FAMILY.get(SPECS[name].family, "fast")].append((name, self.full_grids[name]))
-        def cost(group):
-            one_d, multi = _GROUP_COST[group]
-            return {"top-label": one_d, "classwise": one_d * P.shape[1], "canonical": multi}[notion]
-
-        self.fold_tasks = [(cost(g), k, items) for g, items in groups.items() for k in range(n_folds)]
+        self.fold_tasks = [(self.cost(g), k, items) for g, items in groups.items() for k in range(n_folds)]
         self.fold_out = [dict() for _ in range(n_folds)]
         self.seconds = defaultdict(float)
         self.diags, self.members = {}, defaultdict(dict)
+        # The canonical kernel density estimator's normalisers log B depend on a training
+        # row alone, and every row trains k - 1 of the k fold models: they are computed
+        # once for the optimisation set (at 50,000 x 1,000, 15 s per fold otherwise).
+        kde_names = [name for name in self.names if SPECS[name].family == "kde"]
+        self.normaliser_bandwidths = (
+            sorted({float(b) for name in kde_names for b in self.full_grids[name]["bandwidth"]})
+            if notion == "canonical" and kde_names else [])
+        self.normalisers = None
+        self.fold_diagonal_chunks = defaultdict(dict)
+
+    def cost(self, group):
+        one_d, multi = _GROUP_COST[group]
+        return {"top-label": one_d, "classwise": one_d * self.P.shape[1], "canonical": multi}[self.notion]
+
+    def group_cost(self, name):
+        return self.cost(_GROUP_OF_FAMILY.get(SPECS[name].family, "fast"))
+
+    def opt_rows(self):
+        return np.sort(np.concatenate([v for _, v in self.folds]))
+
+    def normaliser_jobs(self):
+        """(rows, bandwidths) of the tasks that compute the shared normalisers."""
+        if not self.normaliser_bandwidths:
+            return []
+        opt = self.opt_rows()
+        work = len(opt) * self.P.shape[1] * len(self.normaliser_bandwidths) * 20  # lgamma ~ 20 products
+        return [(rows, self.normaliser_bandwidths) for rows in np.array_split(opt, _n_chunks(work))]
+
+    def absorb_normalisers(self, rows, values):
+        if self.normalisers is None:
+            self.normalisers = np.full((len(self.normaliser_bandwidths), len(self.y)), np.nan)
+        self.normalisers[:, rows] = values
+
+    def fold_cache(self, k, items):
+        """What a fold task's fit_path cache starts with."""
+        if self.normalisers is None or not any(SPECS[name].family == "kde" for name, _ in items):
+            return None
+        return {NORMALISERS_KEY: (self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]])}
 
     def absorb_fold(self, k, out):
         for name, (runs, sec) in out.items():
@@ -209,6 +253,51 @@ class _NotionRun:
                 models_k = self.fold_out[k][name][c_best][2]
                 tasks.append((name, k, self.chosen_params[name], None if models_k is None else models_k[v_best]))
         return tasks
+
+    def holdout_jobs(self):
+        """The holdout tasks of the chosen models, as (cost, key, function, arguments).
+
+        Families with ``fold_diagonals`` (the kernel density estimator) compute the k fold
+        models' diagonals at once, in chunks of holdout rows, sharing their kernel products;
+        the others run one task per fold model. Costs sort the chunks first (the longest
+        tasks), then the others by the cost of their family's fold task."""
+        jobs = []
+        parts = [v for _, v in self.folds]
+        for name, k, params, model in self.select():
+            family = SPECS[name].family
+            if hasattr(FAMILIES[family], "fold_diagonals"):
+                if k == 0:
+                    dim = 1 if self.notion == "top-label" else self.P.shape[1]
+                    work = len(self.test) * sum(map(len, parts)) * dim
+                    bandwidth = float(params["bandwidth"])
+                    log_beta = None
+                    if self.normalisers is not None:
+                        log_beta = self.normalisers[self.normaliser_bandwidths.index(bandwidth)]
+                    chunks = np.array_split(self.test, _n_chunks(work))
+                    for c, rows in enumerate(chunks):
+                        jobs.append(((1, work / len(chunks)), ("diagonals", name, c, len(chunks)), _fold_diagonals_task,
+                                     (self.P, self.y, parts, rows, self.notion, family, params, log_beta)))
+                continue
+            jobs.append(((0, self.group_cost(name)), ("holdout", name, k), _holdout_task,
+                         (self.P, self.y, self.folds[k][0], self.test, self.notion, name, params, model)))
+        return jobs
+
+    def absorb_holdout_job(self, key, out):
+        """Take a holdout task's output; returns the fold models it completed."""
+        if key[0] == "holdout":
+            _, name, k = key
+            self.absorb_holdout(name, k, *out)
+            return [(name, k)]
+        _, name, c, n_chunks = key
+        diags, sec = out
+        self.fold_diagonal_chunks[name][c] = diags
+        self.seconds[name] += sec
+        if len(self.fold_diagonal_chunks[name]) < n_chunks:
+            return []
+        diags = np.concatenate([self.fold_diagonal_chunks[name][c] for c in range(n_chunks)], axis=1)
+        for k in range(len(self.folds)):
+            self.absorb_holdout(name, k, diags[k], None, 0.0)
+        return [(name, k) for k in range(len(self.folds))]
 
     def absorb_holdout(self, name, k, diag, model, sec):
         self.diags[name, k] = diag
@@ -399,11 +488,23 @@ def evaluate_notions(
     def prefix(run):
         return f"{run.notion}, " if many else ""
 
+    # Work shared by the folds first: the tasks that need it wait for it.
+    shared = [(i, rows, bandwidths) for i, run in enumerate(runs) for rows, bandwidths in run.normaliser_jobs()]
+    total += len(shared)
     report("starting")
+    if shared:
+        for j, values in _parallel(n_jobs)(delayed(_run_normalisers)(j, P, rows, bandwidths)
+                                            for j, (_, rows, bandwidths) in enumerate(shared)):
+            i, rows, _ = shared[j]
+            runs[i].absorb_normalisers(rows, values)
+            done += 1
+            report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
+
     def job(i, task):
         if task[0] == "fold":
             _, k, items = task
-            return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items)
+            return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
+                                      runs[i].fold_cache(k, items))
         return delayed(_run_other)((i, task[1]), task[1], P, y, test, folds, runs[i].notion, random_state)
 
     for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in tasks):
@@ -415,17 +516,15 @@ def evaluate_notions(
             runs[i].absorb_fold(key, out)
             report(f"{prefix(runs[i])}fold {key + 1}/{n_folds}: {', '.join(out)} validated")
 
-    # Selection by mean validation risk, then the holdout diagonals of the chosen models.
-    holdout_jobs, keys = [], []
-    for i, run in enumerate(runs):
-        for name, k, params, model in run.select():
-            holdout_jobs.append(delayed(_run_holdout)(len(keys), P, y, folds[k][0], test, run.notion, name, params, model))
-            keys.append((i, name, k))
-    for j, (diag, model, sec) in _parallel(n_jobs)(holdout_jobs):
-        i, name, k = keys[j]
-        runs[i].absorb_holdout(name, k, diag, model, sec)
-        done += 1
-        report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
+    # Selection by mean validation risk, then the holdout diagonals of the chosen models,
+    # longest tasks first.
+    holdout = sorted(((cost, i, key, fn, args) for i, run in enumerate(runs) for cost, key, fn, args in run.holdout_jobs()),
+                     key=lambda t: t[0], reverse=True)
+    for j, out in _parallel(n_jobs)(delayed(_run_holdout)(j, fn, *args) for j, (_, _, _, fn, args) in enumerate(holdout)):
+        _, i, key, _, _ = holdout[j]
+        for name, k in runs[i].absorb_holdout_job(key, out):
+            done += 1
+            report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
 
     sha = sha or canonical_sha256(P, y)
     seconds = time.perf_counter() - t_start
@@ -502,9 +601,20 @@ def evaluate(
                             progress, keep_models)[notion]
 
 
-def _run_holdout(i, *args):
+def _run_holdout(i, fn, *args):
     with one_blas_thread():
-        return i, _holdout_task(*args)
+        return i, fn(*args)
+
+
+def _run_normalisers(i, P, rows, bandwidths):
+    return i, log_beta_table(P[rows], bandwidths)
+
+
+def _fold_diagonals_task(P, y, parts, rows, notion, family, params, log_beta):
+    """The holdout diagonals of all k fold models on ``rows`` (see ``fold_diagonals``)."""
+    t0 = time.perf_counter()
+    diags = FAMILIES[family].fold_diagonals(P[rows], P, y, parts, notion, log_beta=log_beta, **params)
+    return diags, time.perf_counter() - t0
 
 
 def _run_other(key, name, P, y, test, folds, notion, random_state):
@@ -512,9 +622,9 @@ def _run_other(key, name, P, y, test, folds, notion, random_state):
         return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
-def _run_task(key, P, y, train, val, notion, items):
+def _run_task(key, P, y, train, val, notion, items, shared=None):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
     with one_blas_thread():
-        return key, _fold_task(P, y, train, val, notion, items)
+        return key, _fold_task(P, y, train, val, notion, items, shared)

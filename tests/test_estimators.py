@@ -278,3 +278,40 @@ def test_kde_path_risks_streamed_over_row_blocks_equal_the_one_shot_risks(notion
     A = brute.residual_matrix(P[200:], y[200:], notion)
     brute_risk = [brute.risk(brute.kde_h(P[:200], y[:200], P[200:], P[200:], notion, b), A) for b in bandwidths]
     np.testing.assert_allclose(streamed, brute_risk, rtol=1e-10)
+
+
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+def test_kde_fold_diagonals_equal_each_fold_model_and_the_formula(notion):
+    """The k fold models' holdout diagonals from one set of kernel products per part equal
+    the fold models fitted one by one, and the brute-force Eq. (25) regression."""
+    from calibdash.estimators.kde import KDEEstimator, log_beta_table
+    from calibdash.pipeline import make_split
+
+    P, y = random_problem(seed=12, n=120, d=3)
+    test, folds = make_split(len(y), 0.25, 3, 4)
+    parts = [v for _, v in folds]
+    for b in (1e-3, 0.05, 0.7):
+        log_beta = log_beta_table(P, [b])[0] if notion == "canonical" else None
+        got = KDEEstimator.fold_diagonals(P[test], P, y, parts, notion, b, log_beta=log_beta)
+        for k, (tr, _) in enumerate(folds):
+            one = cd.make_estimator("kde", notion=notion, bandwidth=b).fit(P[tr], y[tr]).h_diag(P[test])
+            formula = np.diag(brute.kde_h(P[tr], y[tr], P[test], P[test], notion, b))
+            scale = np.abs(one).max()
+            np.testing.assert_allclose(got[k], one, rtol=0, atol=1e-12 * scale)
+            np.testing.assert_allclose(got[k], formula, rtol=0, atol=1e-10 * scale)
+
+
+def test_kde_normalisers_given_for_all_folds_equal_the_ones_computed_per_fold():
+    from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
+
+    P, y = random_problem(seed=13, n=300, d=5)
+    bandwidths = [1e-4, 0.01, 0.3]
+    rows = np.arange(40, 240)
+    P_ev, y_ev = P[240:], y[240:]
+    alone = cd.make_estimator("kde").fit_path(P[rows], y[rows], bandwidths).risks(P_ev, y_ev)
+    table = log_beta_table(P, bandwidths)  # every row, as the pipeline computes it once
+    cache = {NORMALISERS_KEY: (bandwidths, table[:, rows])}
+    path = cd.make_estimator("kde").fit_path(P[rows], y[rows], bandwidths, cache=cache)
+    assert np.array_equal(path.risks(P_ev, y_ev), alone)
+    with pytest.raises(ValueError, match="Expected 200 normalisers"):
+        path.estimators[0].train_[0].set_log_beta(0.01, table[0])

@@ -248,3 +248,37 @@ def test_config_fingerprint_identifies_a_run_however_it_is_spelled():
     assert config_fingerprint(sha, "top-label", ["kde"], random_state=1) != implicit
     assert config_fingerprint("cd" * 32, "top-label", ["kde"]) != implicit
     assert config_fingerprint(sha, "top-label", ["kde"], {"kde": {"bandwidth": [0.1]}}) != implicit
+
+
+@pytest.mark.parametrize("notion", ["top-label", "canonical"])
+def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion, monkeypatch):
+    """The kernel density estimator's normalisers (computed once for the optimisation set)
+    and its holdout products (formed once for all fold models) give the numbers of fitting
+    every fold model on its own, however the shared work is cut into tasks."""
+    from calibdash import pipeline
+
+    P, y = small_data(seed=11, n=500)
+    grid = [0.05, 0.2, 1.0]
+    kw = dict(notion=notion, estimators=["kde"], grids={"kde": {"bandwidth": grid}}, n_folds=4, random_state=2)
+    res = cd.evaluate(P, y, **kw)
+    test, folds = make_split(len(y), 0.2, 4, 2)
+    risks = np.array([[cd.risk(cd.make_estimator("kde", notion=notion, bandwidth=b).fit(P[tr], y[tr]), P[va], y[va])
+                       for b in grid] for tr, va in folds])
+    got = res.curves.pivot(index="fold", columns="value", values="val_risk").to_numpy()
+    np.testing.assert_allclose(got, risks, rtol=1e-12)
+    best = grid[int(np.argmin(risks.mean(axis=0)))]
+    fold_sq = [cd.make_estimator("kde", notion=notion, bandwidth=best).fit(P[tr], y[tr]).squared_error(P[test])
+               for tr, _ in folds]
+    np.testing.assert_allclose(res.folds["squared_estimate"], fold_sq, rtol=1e-12)
+
+    monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
+    run = pipeline._NotionRun(P, y, notion, ["kde"], {"kde": {"bandwidth": grid}}, [], test, folds, True, 0.2, 2)
+    assert len(run.normaliser_jobs()) == (8 if notion == "canonical" else 0)
+    chunks = []
+    real = pipeline._fold_diagonals_task
+    monkeypatch.setattr(pipeline, "_fold_diagonals_task", lambda *a: chunks.append(len(a[3])) or real(*a))
+    chunked = cd.evaluate(P, y, **kw)
+    assert len(chunks) == 8 and sum(chunks) == len(test)
+    pd.testing.assert_frame_equal(chunked.summary.drop(columns="seconds"), res.summary.drop(columns="seconds"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(chunked.folds, res.folds, check_exact=True)

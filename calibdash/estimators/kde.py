@@ -12,7 +12,7 @@ memory stays bounded however large the sets are.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.special import gammaln
@@ -32,6 +32,9 @@ _BLOCK_ENTRIES_WIDE = 4_000_000
 _STREAM_ENTRIES = 32_000_000  # 256 MB
 _PASS_ENTRIES = 262_144  # 2 MB: half the per-core L2 cache of the benchmark machine
 _LOG_WEIGHT_FLOOR = -60.0
+# Key of a fit_path cache entry (bandwidths, log_beta_table(P, bandwidths)) for the
+# training rows P: a cross-validation computes the table once for all its folds.
+NORMALISERS_KEY = "kde-log-beta"
 
 
 def log_beta_function(alpha):
@@ -51,28 +54,91 @@ class KernelCentres:
     """Training points of a kernel regression. One-hot targets (the canonical notion) are
     kept as label-sorted centres with the offsets of each label's run, not as an n x d
     matrix: then W @ T is a sum of W's columns per label, cheaper as a reduceat than as a
-    product, and the fitted model is half the size."""
+    product, and the fitted model is half the size.
+
+    The normalisers log B(s_j / b + 1) are kept per bandwidth once computed (or once given
+    by :meth:`set_log_beta`): at 32,000 x 1,000 each costs as much as the kernel products."""
 
     S: np.ndarray
     T: np.ndarray | None = None  # targets, when they are not one-hot
     present: np.ndarray | None = None  # labels that occur, sorted
     starts: np.ndarray | None = None  # first row of each present label in S
     n_targets: int = 1
+    order: np.ndarray | None = None  # S = the given rows[order]; None when unsorted
+    _log_b: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_labels(cls, S, labels, n_classes):
         """Centres whose targets are the one-hot vectors of ``labels``."""
         order = np.argsort(labels, kind="stable")
         present, starts = np.unique(labels[order], return_index=True)
-        return cls(S[order], None, present, starts, n_classes)
+        return cls(S[order], None, present, starts, n_classes, order)
 
     @classmethod
     def from_targets(cls, S, T):
         """Centres with arbitrary targets (the one-dimensional notions)."""
         return cls(S, T, n_targets=T.shape[1])
 
+    def log_beta(self, b):
+        """log B(s_j / b + 1) of every centre, kept after first use for the Dirichlet
+        kernel (the Beta kernel's are cheap, and classwise has one set per class)."""
+        values = self._log_b.get(b)
+        if values is None:
+            values = log_beta_of_centres(self.S, b)
+            if self.S.shape[1] > 2:
+                self._log_b[b] = values
+        return values
 
-def kernel_regression(S_query, centres, bandwidths, log_b=None):
+    def set_log_beta(self, b, values):
+        """Take the normalisers of bandwidth ``b`` from ``values``, given in the order of
+        the rows the centres were built from (see :func:`log_beta_table`)."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (self.S.shape[0],):
+            raise ValueError(f"Expected {self.S.shape[0]} normalisers, got an array of shape {values.shape}.")
+        self._log_b[b] = values if self.order is None else values[self.order]
+
+    def weighted_targets(self, W):
+        """(sum_j w_j t_j, sum_j w_j) for every row of the weights ``W`` (rows x centres)."""
+        if self.T is not None:
+            return W @ self.T, W.sum(axis=1)
+        sums = np.add.reduceat(W, self.starts, axis=1)
+        num = np.zeros((W.shape[0], self.n_targets))
+        num[:, self.present] = sums
+        return num, sums.sum(axis=1)
+
+
+def log_beta_table(P, bandwidths):
+    """log B(p_i / b + 1) of every row of ``P`` for every bandwidth, (bandwidths, n): the
+    canonical notion's normalisers, which depend on a centre alone, so that the folds of
+    a cross-validation, whose training sets overlap, can share them."""
+    return np.stack([log_beta_of_centres(P, float(b)) for b in bandwidths])
+
+
+def _normalised_weights(S, b, lb, W):
+    """Kernel weights of one block in place: W = exp(S / b - lb - rowmax), floored.
+
+    Returns the row maxima of S / b - lb, (rows, 1)."""
+    np.multiply(S, 1.0 / b, out=W)
+    W -= lb
+    top = W.max(axis=1, keepdims=True)
+    W -= top
+    # Floor the log-weights: exp below about -708 gives subnormal numbers, and
+    # arithmetic on those is ~100x slower. A floored weight is 9e-27 of the
+    # largest, so g moves by at most n * 9e-27 relative: below float64 rounding.
+    np.maximum(W, _LOG_WEIGHT_FLOOR, out=W)
+    np.exp(W, out=W)
+    return top
+
+
+def _block_rows(k, n):
+    """Query rows per product block and per (cache-sized) weight pass, for ``n`` centres
+    of dimension ``k``."""
+    entries = _BLOCK_ENTRIES_1D if k <= 2 else _BLOCK_ENTRIES if k <= 200 else _BLOCK_ENTRIES_WIDE
+    block = max(1, entries // max(n, 1))
+    return block, max(1, min(block, _PASS_ENTRIES // max(n, 1)))
+
+
+def kernel_regression(S_query, centres, bandwidths):
     """Dirichlet-kernel regression of the training targets at the query points, for each
     bandwidth.
 
@@ -83,9 +149,6 @@ def kernel_regression(S_query, centres, bandwidths, log_b=None):
     centres : KernelCentres
         Training points on the simplex (the kernels' centres) and their targets.
     bandwidths : sequence of float
-    log_b : list of ndarray, optional
-        ``log_beta_of_centres(centres.S, b)`` for each bandwidth, when the caller already
-        has them (they cost as much as several passes over the kernel matrix).
 
     Returns
     -------
@@ -94,14 +157,11 @@ def kernel_regression(S_query, centres, bandwidths, log_b=None):
     S_train = centres.S
     m, n = S_query.shape[0], S_train.shape[0]
     onehot = centres.T is None
-    logB = log_b if log_b is not None else [log_beta_of_centres(S_train, b) for b in bandwidths]
+    logB = [centres.log_beta(b) for b in bandwidths]
     out = [np.zeros((m, centres.n_targets)) for _ in bandwidths]
-    k = S_train.shape[1]
-    entries = _BLOCK_ENTRIES_1D if k <= 2 else _BLOCK_ENTRIES if k <= 200 else _BLOCK_ENTRIES_WIDE
-    block = max(1, entries // max(n, 1))
+    block, sub = _block_rows(S_train.shape[1], n)
     # The weight passes per bandwidth are memory-bound: run them on sub-blocks that stay
     # in the core's cache, while the product S is formed on the larger block it needs.
-    sub = max(1, min(block, _PASS_ENTRIES // max(n, 1)))
     W_buf = np.empty((min(sub, m), n))
     for s in range(0, m, block):
         S_block = log_clipped(S_query[s : s + block]) @ S_train.T
@@ -110,21 +170,73 @@ def kernel_regression(S_query, centres, bandwidths, log_b=None):
             W = W_buf[: S.shape[0]]
             rows = slice(s + a, s + a + S.shape[0])
             for g, b, lb in zip(out, bandwidths, logB):
-                # normalised kernel weights in one exp, in place: the block is the hot loop
-                np.multiply(S, 1.0 / b, out=W)
-                W -= lb
-                W -= W.max(axis=1, keepdims=True)
-                # Floor the log-weights: exp below about -708 gives subnormal numbers, and
-                # arithmetic on those is ~100x slower. A floored weight is 9e-27 of the
-                # largest, so g moves by at most n * 9e-27 relative: below float64 rounding.
-                np.maximum(W, _LOG_WEIGHT_FLOOR, out=W)
-                np.exp(W, out=W)
+                _normalised_weights(S, b, lb, W)
                 if onehot:
                     sums = np.add.reduceat(W, centres.starts, axis=1)
                     # the class sums add up to the normaliser
                     g[rows, centres.present] = sums / sums.sum(axis=1, keepdims=True)
                 else:
                     g[rows] = (W @ centres.T) / W.sum(axis=1, keepdims=True)
+    return out
+
+
+def kernel_regression_by_parts(S_query, parts, bandwidth, models):
+    """Kernel regressions at the query points whose training sets are unions of ``parts``,
+    with the kernel products of the query points and each part formed once.
+
+    Model ``i`` regresses on the centres of ``parts[f]`` for every f in ``models[i]``;
+    with the k folds of a cross-validation as parts and ``models[i]`` every fold but the
+    i-th, these are the k fold models, and the products cost as much as one model's on
+    5/4 of its centres instead of k models'. Each part's weights are normalised by its own
+    row maximum and rescaled by exp(max_part - max_model) when the parts are combined, which
+    is the fold model's weighting up to the floor of weights below e^-60 of the largest
+    (a relative change of g below n e^-60, far under float64 rounding).
+
+    Parameters
+    ----------
+    S_query : ndarray (m, k)
+    parts : list of KernelCentres
+    bandwidth : float
+    models : list of sequences of int
+
+    Returns
+    -------
+    list of ndarray (m, t), one per model.
+    """
+    m = S_query.shape[0]
+    sizes = [c.S.shape[0] for c in parts]
+    edges = np.concatenate([[0], np.cumsum(sizes)])
+    S_all = np.concatenate([c.S for c in parts])
+    logB = [c.log_beta(bandwidth) for c in parts]
+    n_targets = parts[0].n_targets
+    out = [np.empty((m, n_targets)) for _ in models]
+    block, _ = _block_rows(S_all.shape[1], S_all.shape[0])
+    # the weight passes run per part: sub-blocks sized to a part, and products of at
+    # least one sub-block (a single row of a 1-D kernel would leave numpy's per-call
+    # overhead to dominate)
+    sub = max(1, _PASS_ENTRIES // max(sizes))
+    block = max(sub, block // sub * sub)
+    W_buf = np.empty((min(sub, m), max(sizes)))
+    for s in range(0, m, block):
+        S_block = log_clipped(S_query[s : s + block]) @ S_all.T
+        for a in range(0, S_block.shape[0], sub):
+            rows = slice(s + a, s + min(a + sub, S_block.shape[0]))
+            tops, nums, dens = [], [], []
+            for f, c in enumerate(parts):
+                S = S_block[a : a + sub, edges[f] : edges[f + 1]]
+                W = W_buf[: S.shape[0], : S.shape[1]]
+                tops.append(_normalised_weights(S, bandwidth, logB[f], W))
+                num, den = c.weighted_targets(W)
+                nums.append(num)
+                dens.append(den[:, None])
+            for g, members in zip(out, models):
+                top = np.max([tops[f] for f in members], axis=0)
+                num, den = 0.0, 0.0
+                for f in members:
+                    scale = np.exp(tops[f] - top)
+                    num = num + scale * nums[f]
+                    den = den + scale * dens[f]
+                g[rows] = num / den
     return out
 
 
@@ -163,8 +275,53 @@ class KDEEstimator(CalibrationEstimator):
 
     def _fit_path(self, estimators, P, y, cache):
         estimators[0]._fit(P, y)
+        shared = cache.get(NORMALISERS_KEY) if self.notion == "canonical" else None
+        if shared is not None:
+            # log_beta_table of these training rows, computed once for all folds
+            for b, values in zip(*shared):
+                estimators[0].train_[0].set_log_beta(float(b), values)
         for e in estimators[1:]:
             e.train_ = estimators[0].train_
+
+    @classmethod
+    def fold_diagonals(cls, P_query, P, y, parts, notion, bandwidth, log_beta=None):
+        """h(z, z) at the query rows of the k fold models of a cross-validation, whose
+        model i is fitted on the rows of every part but ``parts[i]``.
+
+        The same as fitting each fold model and calling :meth:`h_diag`, but the kernel
+        products are formed once for all models (:func:`kernel_regression_by_parts`).
+
+        Parameters
+        ----------
+        P_query : ndarray (m, d)
+        P, y : training probabilities and labels
+        parts : list of index arrays into P, the folds' validation parts
+        notion : str
+        bandwidth : float
+        log_beta : ndarray (n,), optional
+            ``log_beta_table(P, [bandwidth])[0]`` for the canonical notion, when known.
+
+        Returns
+        -------
+        ndarray (k, m)
+        """
+        pieces = []
+        for idx in parts:
+            e = cls(notion=notion, bandwidth=bandwidth)
+            e.fit(P[idx], y[idx])
+            if log_beta is not None and notion == "canonical":
+                e.train_[0].set_log_beta(float(bandwidth), log_beta[idx])
+            pieces.append(e)
+        first = pieces[0]
+        P_query = first._check_fitted(P_query)
+        models = [[f for f in range(len(parts)) if f != i] for i in range(len(parts))]
+        diags = np.zeros((len(parts), P_query.shape[0]))
+        for j, problem in enumerate(problems(P_query, notion)):
+            gs = kernel_regression_by_parts(problem.S, [e.train_[j] for e in pieces], float(bandwidth), models)
+            for i, g in enumerate(gs):
+                V = problem.Z - g
+                diags[i] += np.einsum("ij,ij->i", V, V)
+        return diags
 
     def _bilinear_form(self, P):
         return self._path_forms([self], P)[0]
@@ -177,7 +334,7 @@ class KDEEstimator(CalibrationEstimator):
         for 20 bandwidths of 8,000 x 1,000 held-out rows. The feature route's cross-products
         U^T V, V^T V and the diagonal terms are sums over rows, so they are accumulated over
         blocks of held-out rows instead; the normalisers log B of the centres are computed
-        once for all blocks.
+        once for all blocks (:meth:`KernelCentres.log_beta`).
         """
         from ..risk import _feature_route_cost, _gram_route_cost, path_risks
 
@@ -187,7 +344,6 @@ class KDEEstimator(CalibrationEstimator):
             return path_risks(U, cls._path_forms(estimators, P))
         bandwidths = [float(e.bandwidth) for e in estimators]
         train = estimators[0].train_
-        log_b = [[log_beta_of_centres(c.S, b) for b in bandwidths] for c in train]
         UtU = U.T @ U
         const = float(np.sum(UtU * UtU))
         UtV = [np.zeros((d, d)) for _ in bandwidths]
@@ -197,8 +353,8 @@ class KDEEstimator(CalibrationEstimator):
             Ub = U[s : s + rows]
             uu = np.einsum("ij,ij->i", Ub, Ub)
             per_problem = [
-                [problem.Z - g for g in kernel_regression(problem.S, centres, bandwidths, lb)]
-                for problem, centres, lb in zip(problems(P[s : s + rows], estimators[0].notion), train, log_b)
+                [np.subtract(problem.Z, g, out=g) for g in kernel_regression(problem.S, centres, bandwidths)]
+                for problem, centres in zip(problems(P[s : s + rows], estimators[0].notion), train)
             ]
             for i in range(len(bandwidths)):
                 V = per_problem[0][i] if len(per_problem) == 1 else np.hstack([vs[i] for vs in per_problem])
@@ -214,5 +370,5 @@ class KDEEstimator(CalibrationEstimator):
         per_problem = []
         for problem, centres in zip(problems(P, estimators[0].notion), estimators[0].train_):
             gs = kernel_regression(problem.S, centres, bandwidths)
-            per_problem.append([problem.Z - g for g in gs])
+            per_problem.append([np.subtract(problem.Z, g, out=g) for g in gs])
         return [(np.hstack([vs[i] for vs in per_problem]), None) for i in range(len(estimators))]
