@@ -218,10 +218,13 @@ class _NotionRun:
         work = len(opt) * self.P.shape[1] * len(self.normaliser_bandwidths) * 20  # lgamma ~ 20 products
         return [(rows, self.normaliser_bandwidths) for rows in np.array_split(opt, _n_chunks(work))]
 
-    def absorb_normalisers(self, rows, values):
+    def absorb_normalisers(self, rows, values, sec):
         if self.normalisers is None:
             self.normalisers = np.full((len(self.normaliser_bandwidths), len(self.y)), np.nan)
         self.normalisers[:, rows] = values
+        kde_names = [name for name in self.names if SPECS[name].family == "kde"]
+        for name in kde_names:
+            self.seconds[name] += sec / len(kde_names)
 
     def fold_cache(self, k, items):
         """What a fold task's fit_path cache starts with."""
@@ -496,7 +499,7 @@ def evaluate_notions(
         for j, values in _parallel(n_jobs)(delayed(_run_normalisers)(j, P, rows, bandwidths)
                                             for j, (_, rows, bandwidths) in enumerate(shared)):
             i, rows, _ = shared[j]
-            runs[i].absorb_normalisers(rows, values)
+            runs[i].absorb_normalisers(rows, *values)
             done += 1
             report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
 
@@ -607,7 +610,9 @@ def _run_holdout(i, fn, *args):
 
 
 def _run_normalisers(i, P, rows, bandwidths):
-    return i, log_beta_table(P[rows], bandwidths)
+    t0 = time.perf_counter()
+    values = log_beta_table(P[rows], bandwidths)
+    return i, (values, time.perf_counter() - t0)
 
 
 def _fold_diagonals_task(P, y, parts, rows, notion, family, params, log_beta):
