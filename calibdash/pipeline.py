@@ -193,10 +193,10 @@ class _NotionRun:
         # The canonical kernel density estimator's normalisers log B depend on a training
         # row alone, and every row trains k - 1 of the k fold models: they are computed
         # once for the optimisation set (at 50,000 x 1,000, 15 s per fold otherwise).
-        kde_names = [name for name in self.names if SPECS[name].family == "kde"]
+        self.kde_names = [name for name in self.names if SPECS[name].family == "kde"]
         self.normaliser_bandwidths = (
-            sorted({float(b) for name in kde_names for b in self.full_grids[name]["bandwidth"]})
-            if notion == "canonical" and kde_names else [])
+            sorted({float(b) for name in self.kde_names for b in self.full_grids[name]["bandwidth"]})
+            if notion == "canonical" and self.kde_names else [])
         self.normalisers = None
         self.fold_diagonal_chunks = defaultdict(dict)
 
@@ -222,9 +222,8 @@ class _NotionRun:
         if self.normalisers is None:
             self.normalisers = np.full((len(self.normaliser_bandwidths), len(self.y)), np.nan)
         self.normalisers[:, rows] = values
-        kde_names = [name for name in self.names if SPECS[name].family == "kde"]
-        for name in kde_names:
-            self.seconds[name] += sec / len(kde_names)
+        for name in self.kde_names:
+            self.seconds[name] += sec / len(self.kde_names)
 
     def fold_cache(self, k, items):
         """What a fold task's fit_path cache starts with."""

@@ -104,7 +104,7 @@ class KernelCentres:
         sums = np.add.reduceat(W, self.starts, axis=1)
         num = np.zeros((W.shape[0], self.n_targets))
         num[:, self.present] = sums
-        return num, sums.sum(axis=1)
+        return num, sums.sum(axis=1)  # the class sums add up to the normaliser
 
 
 def log_beta_table(P, bandwidths):
@@ -156,9 +156,8 @@ def kernel_regression(S_query, centres, bandwidths):
     """
     S_train = centres.S
     m, n = S_query.shape[0], S_train.shape[0]
-    onehot = centres.T is None
     logB = [centres.log_beta(b) for b in bandwidths]
-    out = [np.zeros((m, centres.n_targets)) for _ in bandwidths]
+    out = [np.empty((m, centres.n_targets)) for _ in bandwidths]
     block, sub = _block_rows(S_train.shape[1], n)
     # The weight passes per bandwidth are memory-bound: run them on sub-blocks that stay
     # in the core's cache, while the product S is formed on the larger block it needs.
@@ -171,12 +170,8 @@ def kernel_regression(S_query, centres, bandwidths):
             rows = slice(s + a, s + a + S.shape[0])
             for g, b, lb in zip(out, bandwidths, logB):
                 _normalised_weights(S, b, lb, W)
-                if onehot:
-                    sums = np.add.reduceat(W, centres.starts, axis=1)
-                    # the class sums add up to the normaliser
-                    g[rows, centres.present] = sums / sums.sum(axis=1, keepdims=True)
-                else:
-                    g[rows] = (W @ centres.T) / W.sum(axis=1, keepdims=True)
+                num, den = centres.weighted_targets(W)
+                g[rows] = num / den[:, None]
     return out
 
 
