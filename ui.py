@@ -31,6 +31,14 @@ HELP = {
     "rescaling. '15-bins' is the common fixed-binning baseline. The risk decides which one to trust.",
     "risk": "The risk (Gruber & Bach, Eq. 20) scores an estimator by how well it predicts calibration "
     "gaps on data it did not see. Lower is better; it is how the app chooses between estimators and settings.",
+    "paired": "The folds are shared by every estimator, so two estimators' risks are compared fold by fold: 'risk above "
+    "best' is the mean over folds of the difference to the best estimator's risk, with its standard error. An "
+    "estimator that is not measurably worse (one-sided paired t test at 5%) is 'tied' with the best: the data cannot "
+    "tell them apart. The row 'h = 0' is the estimate 'perfectly calibrated': if it is tied, the data do not show "
+    "any miscalibration.",
+    "interval": "The 95% interval of each estimate covers both sources of chance: which rows were held out, and "
+    "which rows fitted the fold models. It cannot cover an estimator's bias (smoothing estimators shrink small "
+    "errors towards 0). The verdict's interval joins the intervals of all estimators tied with the best.",
     "n_bins": "Number of bins: more bins follow the data more closely but each bin is noisier.",
     "bandwidth": "Bandwidth of the kernel: how far each prediction's influence spreads. Small = wiggly "
     "(noisy), large = smooth (may miss real structure).",
@@ -321,20 +329,24 @@ HELP_COMPARE = {
     "estimator": "One estimator measures every model, because estimators differ in their bias. 'auto' takes the one "
     "with the lowest validation risk summed over the models.",
     "difference": "Difference of the squared calibration errors (model a minus model b), estimated on the same held-out "
-    "rows. Below 0: model a is better calibrated. The interval and p-value come from a paired bootstrap of those rows "
-    "plus a jackknife over the fold models.",
+    "rows. Below 0: model a is better calibrated. The interval and p-value cover both which rows were held out (the "
+    "variance of the paired row differences) and which rows fitted the fold models (a jackknife over them).",
     "p_value": "Probability of a difference at least this large if both models were equally well calibrated. "
     "Below 0.05 is the usual threshold for 'the difference is real'.",
     "brier": "Brier score: mean squared distance between the probability vector and the true class (0 is perfect). "
     "It mixes accuracy and calibration; the calibration error isolates calibration.",
     "accuracy": "How often the most probable class is the true one. A model can be accurate and badly calibrated.",
-    "n_boot": "Bootstrap resamples of the held-out rows for the intervals and p-values.",
     "scenario": "A simulated classifier whose true calibration error is known exactly, so every estimator can be "
     "checked against the truth.",
     "distortion": "The model is softmax(distortion x log P) of the true probabilities P: 1 is calibrated, below 1 "
     "under-confident, above 1 over-confident.",
     "slope": "The model is sigmoid(slope x x) while the truth is sigmoid(x): 1 is calibrated, above 1 over-confident, "
     "below 1 under-confident.",
+    "strength": "The model adds a fixed bias to the logits, strength x (-1 ... 1) from the first class to the last: "
+    "0 is calibrated; the model then favours the later classes, over-confident for them and under-confident for the "
+    "others. Not a temperature scaling, so no estimator is built for it.",
+    "pw_slope": "Below probability 0.2 the model's log-probabilities are those of the truth times this slope "
+    "(lifted when below 1): 1 is calibrated; 0.7 leaves a small error of about 2 points.",
     "ns": "Sample sizes to simulate. Each size is drawn several times to show the spread of the estimates.",
     "repeats": "Independent draws per sample size: more draws show the bias and spread more precisely (and take longer).",
     "f1_n": "Rows per simulated data set in the Figure 1 experiment (the paper uses 500).",
@@ -347,6 +359,8 @@ LAB_SCENARIOS = {
     "Widmann et al.: mixed (M2)": ("widmann", {"model": "mixed"}),
     "Widmann et al.: uniform (M3)": ("widmann", {"model": "uniform"}),
     "Binary logistic": ("logistic", {}),
+    "Class-dependent logit bias": ("logit-bias", {}),
+    "Nearly calibrated (piecewise-linear log-probabilities)": ("piecewise", {}),
 }
 COMPARE_DEFAULT_MODELS = ["digits: random forest", "digits: logistic regression"]
 
@@ -371,7 +385,7 @@ def run_comparison(models, settings, container=None):
     try:
         res = cd.compare(
             models, notion=settings["notion"], estimator=settings["estimator"], random_state=settings["seed"],
-            n_boot=settings["n_boot"], n_jobs=-1,
+            n_jobs=-1,
             progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=msg),
         )
     except Exception as e:  # noqa: BLE001 - a failed comparison becomes a message

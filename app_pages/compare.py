@@ -43,11 +43,10 @@ else:
     else:
         st.info("Upload at least two prediction files for the same rows.")
 
-c1, c2, c3, c4 = st.columns(4)
+c1, c2, c3 = st.columns(3)
 ss.setdefault("view__cmp_notion", "top-label")
 ss.setdefault("view__cmp_estimator", "auto")
 ss.setdefault("view__cmp_seed", 0)
-ss.setdefault("view__cmp_boot", 2000)
 notion = c1.radio("Notion", list(ui.NOTIONS), key="view__cmp_notion", help=ui.HELP["notion"])
 options = ["auto"] + available_estimators(notion)
 if ss["view__cmp_estimator"] not in options:
@@ -55,15 +54,15 @@ if ss["view__cmp_estimator"] not in options:
 c2.selectbox("Estimator", options, key="view__cmp_estimator", help=H["estimator"],
              format_func=lambda e: "auto (lowest total risk)" if e == "auto" else e)
 c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__cmp_seed", help=ui.HELP["seed"])
-c4.number_input("Bootstrap resamples", min_value=200, max_value=20000, step=500, key="view__cmp_boot", help=H["n_boot"])
 
 settings = {"notion": notion, "estimator": None if ss["view__cmp_estimator"] == "auto" else ss["view__cmp_estimator"],
-            "seed": int(ss["view__cmp_seed"]), "n_boot": int(ss["view__cmp_boot"])}
+            "seed": int(ss["view__cmp_seed"])}
 
 
 def show(res):
     st.caption(f"{res.config['n']:,} rows, {res.config['n_test']:,} held out; estimator **{res.estimator}** "
-               f"({res.config['estimator_chosen_by']}); {res.config['n_boot']:,} paired bootstrap resamples.")
+               f"({res.config['estimator_chosen_by']}). Intervals and p-values cover which rows were held out and "
+               "which rows fitted the fold models.")
     st.subheader("Calibration, accuracy and Brier score", help=H["brier"])
     st.caption("Left: estimated calibration error in percentage points with a 95% interval (0 = calibrated). "
                "Middle and right: accuracy and Brier score, which mix in how often the model is right.")

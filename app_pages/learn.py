@@ -27,6 +27,12 @@ if kind == "dirichlet":
 elif kind == "logistic":
     ss.setdefault("view__lab_slope", 2.0)
     params["slope"] = c2.slider("Slope", 0.25, 4.0, step=0.25, key="view__lab_slope", help=H["slope"])
+elif kind == "logit-bias":
+    ss.setdefault("view__lab_strength", 1.0)
+    params["strength"] = c2.slider("Bias strength", 0.0, 3.0, step=0.25, key="view__lab_strength", help=H["strength"])
+elif kind == "piecewise":
+    ss.setdefault("view__lab_pw_slope", 0.7)
+    params["slope"] = c2.slider("Log-slope below 0.2", 0.3, 1.5, step=0.1, key="view__lab_pw_slope", help=H["pw_slope"])
 ss.setdefault("view__lab_notion", "top-label")
 notion = c3.radio("Notion", list(ui.NOTIONS), key="view__lab_notion", help=ui.HELP["notion"])
 

@@ -22,23 +22,28 @@ def show(results):
         st.markdown(v.markdown())
 
     st.subheader("Risk against hyperparameter", help=ui.HELP["risk"])
-    st.caption("Each panel: mean validation risk over folds (line), +- one standard error (band), the chosen value "
-               "(red diamond) and the 15-bin baseline's risk (dotted). Lower is better.")
+    st.caption("Each panel: mean validation risk over folds (line), +- one paired standard error of the fold-by-fold "
+               "difference to the chosen value (band; where it stays above the diamond, the data tell the values "
+               "apart), the chosen value (red diamond), the 15-bin baseline's risk (dotted) and the risk of h = 0, "
+               "perfectly calibrated (dashed). Lower is better.")
     st.plotly_chart(plots.risk_curves(res), key="risk_curves", width="stretch")
 
-    st.subheader("Estimates", help="The holdout estimate of every estimator with a ~95% interval (1.96 standard errors over fold models).")
+    st.subheader("Estimates", help=ui.HELP["interval"])
     st.plotly_chart(plots.forest_plot(res), key="forest", width="stretch")
 
-    st.subheader("Summary table")
-    cols = ["estimator", "hyperparameters", "val_risk", "val_risk_se", "sqrt_risk_x100", "estimate", "estimate_se", "at_grid_edge", "seconds"]
-    st.dataframe(res.summary[cols], key="summary_table", hide_index=True, width="stretch",
+    st.subheader("Summary table", help=ui.HELP["paired"])
+    table = res.summary_with_reference()
+    st.dataframe(table, key="summary_table", hide_index=True, width="stretch",
                  column_config={
                      "val_risk": st.column_config.NumberColumn("risk", help=ui.HELP["risk"], format="%.5g"),
-                     "val_risk_se": st.column_config.NumberColumn("risk s.e.", format="%.2g"),
+                     "risk_diff": st.column_config.NumberColumn("risk above best", help=ui.HELP["paired"], format="%.3g"),
+                     "risk_diff_se": st.column_config.NumberColumn("its s.e.", format="%.2g"),
+                     "tied": st.column_config.CheckboxColumn("tied with best", help=ui.HELP["paired"]),
                      "sqrt_risk_x100": st.column_config.NumberColumn("sqrt(risk) x100", format="%.3f", help="As in the paper's tables."),
                      "estimate": st.column_config.NumberColumn("calibration error", format="%.4f", help="Estimated error (0 = calibrated)."),
-                     "estimate_se": st.column_config.NumberColumn("s.e.", format="%.2g"),
-                     "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried: extend the grid."),
+                     "ci_low": st.column_config.NumberColumn("95% low", format="%.4f", help=ui.HELP["interval"]),
+                     "ci_high": st.column_config.NumberColumn("95% high", format="%.4f", help=ui.HELP["interval"]),
+                     "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried."),
                  })
 
     st.subheader("All estimates, by what they estimate", help=ui.HELP["others"])
@@ -48,11 +53,14 @@ def show(results):
     st.plotly_chart(plots.estimates_by_quantity(res), key="estimates_by_quantity", width="stretch")
     if len(res.others):
         others = res.others.assign(p_value=res.others["p_value"].where(res.others["p_value"].notna(), None))
-        st.dataframe(others[["quantity", "estimator", "label", "estimate", "estimate_se", "p_value", "details", "reference"]],
+        st.dataframe(others[["quantity", "estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value",
+                             "details", "reference"]],
                      key="others_table", hide_index=True, width="stretch",
                      column_config={
                          "estimate": st.column_config.NumberColumn("estimate", format="%.4g"),
                          "estimate_se": st.column_config.NumberColumn("s.e.", format="%.2g"),
+                         "ci_low": st.column_config.NumberColumn("95% low", format="%.4g", help=ui.HELP["interval"]),
+                         "ci_high": st.column_config.NumberColumn("95% high", format="%.4g", help=ui.HELP["interval"]),
                          "p_value": st.column_config.NumberColumn(
                              "p-value", format="%.3g",
                              help="Of the calibration test of 'the model is calibrated' (SKCE rows): small means the "

@@ -9,8 +9,12 @@ Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is 
   1,000 to 100,000, time and peak memory.
 * fold: one fold of the authors' setting (top-label, n = 10,000, d = 5) against their
   code's published figures (design note, section 6), the baseline.
+* uncertainty: the CIFAR-100 pipeline before and after the honest intervals (issue 13):
+  this tree against a checkout of the commit before them (``git worktree add /tmp/before
+  14181f1``), the same configuration in both (the old defaults), and the new defaults.
 
 Run from the project root:  .venv/bin/python bench/bench_pipeline.py [cifar100] [large] [scaling] [fold]
+                            .venv/bin/python bench/bench_pipeline.py uncertainty /tmp/before
 """
 
 from __future__ import annotations
@@ -41,24 +45,26 @@ from _procmem import peak_mib
 """
 
 
-def run(code):
-    """Run ``code`` in a fresh interpreter; it prints one JSON object as its last line."""
-    out = subprocess.run([PY, "-c", _PRELUDE + code], capture_output=True, text=True, check=False)
+def run(code, root=ROOT):
+    """Run ``code`` in a fresh interpreter, importing calibdash from ``root``; it prints one
+    JSON object as its last line."""
+    prelude = _PRELUDE.replace(repr(str(ROOT)), repr(str(root)), 1)
+    out = subprocess.run([PY, "-c", prelude + code], capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise RuntimeError(out.stderr[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def pipeline_code(load, n_jobs, warm=False):
+def pipeline_code(load, n_jobs, warm=False, settings=""):
     return f"""
 {load}
 t = time.perf_counter()
-res = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs={n_jobs})
+res = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs={n_jobs}{settings})
 total = time.perf_counter() - t
 out = {{"total": total, "peak_mib": peak_mib()}}
 if {warm}:  # again in the same process: the workers are started, as in the app after its first run
     t = time.perf_counter()
-    cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs={n_jobs})
+    cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs={n_jobs}{settings})
     out["warm"] = time.perf_counter() - t
 print(json.dumps(out))
 """
@@ -94,6 +100,72 @@ def bench_cifar100(repeats=3):
         "|---|---|---|---|---|\n" + "\n".join(rows)
     )
     write_section("Pipeline on CIFAR-100", body, command=".venv/bin/python bench/bench_pipeline.py cifar100")
+
+
+# The defaults before issue 13, written out: top-label ran the temperature plug-in, canonical
+# KDE's bandwidths stopped at 1, top-label KKKR's lam at 1e-16.
+OLD_DEFAULTS = (
+    ', estimators={"top-label": ["15-bins", "bins", "kde", "kkkr", "ukkr", "temperature"], '
+    '"canonical": ["kde", "kkkr", "ukkr", "temperature"]}, '
+    'grids={"top-label": {"kkkr": {"lam": np.logspace(-2, -16, 15).tolist()}}, '
+    '"canonical": {"kde": {"bandwidth": sorted(np.logspace(-5, -1, 15).tolist() + [0.2, 0.4, 0.6, 0.8, 1.0])}}}'
+)
+
+
+def _uncertainty_share_code():
+    """Seconds of the work the honest intervals added, on CIFAR-100's split: the reference
+    risks of h = 0 on the five validation folds (both notions), the holdout and jackknife
+    errors of every estimator and the paired risk comparison (from a finished result)."""
+    return CIFAR100 + """
+from calibdash.pipeline import make_split
+from calibdash.risk import zero_risk
+from calibdash.uncertainty import holdout_error, paired_risks
+res = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs=2)
+test, folds = make_split(len(y))
+t = time.perf_counter()
+for notion, r in res.items():
+    for _, val in folds:
+        zero_risk(P[val], y[val], notion)
+    for name, diags in r.diagonals.items():
+        holdout_error(diags).root_interval()
+    fold_risks = {n: part.sort_values("fold")["val_risk"].to_numpy() for n, part in r.folds.groupby("estimator")}
+    paired_risks(fold_risks, r.best["estimator"])
+print(json.dumps({"total": time.perf_counter() - t}))
+"""
+
+
+def bench_uncertainty(before, repeats=3):
+    """The CIFAR-100 pipeline (n_jobs=2) before and after the honest intervals."""
+    import subprocess as sp
+
+    commit = sp.run(["git", "-C", str(before), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    runs = {
+        "before (old defaults)": [run(pipeline_code(CIFAR100, 2, warm=True), root=Path(before)) for _ in range(repeats)],
+        "after, the old defaults": [run(pipeline_code(CIFAR100, 2, warm=True, settings=OLD_DEFAULTS)) for _ in range(repeats)],
+        "after, the new defaults": [run(pipeline_code(CIFAR100, 2, warm=True)) for _ in range(repeats)],
+    }
+    share = statistics.median(run(_uncertainty_share_code())["total"] for _ in range(repeats))
+    base = statistics.median(r["total"] for r in runs["before (old defaults)"])
+    rows = []
+    for label, rs in runs.items():
+        total, warm = statistics.median(r["total"] for r in rs), statistics.median(r["warm"] for r in rs)
+        runs_text = ", ".join(f"{r['total']:.1f}" for r in rs)
+        rows.append(f"| {label} | {total:.1f} ({runs_text}) | {warm:.1f} | {total / base:.2f} |")
+        print(rows[-1], flush=True)
+    body = (
+        "The default pipeline on `cifar100_wrn16-4.npz`, top-label and canonical, n_jobs=2, median of "
+        f"{repeats} fresh processes, before the honest intervals (commit {commit}) and after. *Old defaults* "
+        "runs the earlier default estimators and grids on the new code (the top-label temperature plug-in, "
+        "canonical KDE bandwidths up to 1, top-label KKKR down to 1e-16), so that its ratio is the cost of "
+        "the intervals alone; *new defaults* adds the wider grids and drops the top-label temperature.\n\n"
+        "| run | total, fresh process (s) (runs) | again, workers started (s) | ratio to before |\n"
+        "|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        f"The added computations themselves (the fold risks of h = 0 for both notions, every estimator's "
+        f"holdout and jackknife errors, the paired risk comparison), timed alone on the same split: "
+        f"{share:.3f} s, {100 * share / base:.1f} % of the pipeline."
+    )
+    write_section("Honest intervals: CIFAR-100 before and after", body,
+                  command=".venv/bin/python bench/bench_pipeline.py uncertainty /tmp/before")
 
 
 def bench_large(repeats=3):
@@ -188,6 +260,11 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "values": len(values)}}))
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["uncertainty"]:
+        if len(sys.argv) != 3:
+            raise SystemExit("usage: bench_pipeline.py uncertainty BEFORE_CHECKOUT (git worktree add /tmp/before 14181f1)")
+        bench_uncertainty(sys.argv[2])
+        raise SystemExit(0)
     which = sys.argv[1:] or ["fold", "cifar100", "scaling", "large"]
     for name in which:
         {"cifar100": bench_cifar100, "large": bench_large, "scaling": bench_scaling, "fold": bench_fold}[name]()

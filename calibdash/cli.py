@@ -388,6 +388,25 @@ def _evaluate_model(label, pred, record, plan, others, settings, progress):
     return results
 
 
+def verdict_lines(res):
+    """The verdict as the command line prints it: the headline, the estimators the risk
+    cannot tell apart, and the comparison with h = 0 ("perfectly calibrated")."""
+    from .verdict import verdict
+
+    v = verdict(res)
+    lines = [v.headline.replace("**", "")]
+    tied = [t for t in v.tied if t != "h = 0"]
+    lines.append(f"tied with the best ({v.estimator}), by paired fold risks: {', '.join(tied)}"
+                 + (f"; estimates {v.range_pp[0]:.2f} to {v.range_pp[1]:.2f} points" if len(tied) > 1 else ""))
+    ref = res.reference
+    if ref is not None:
+        lines.append("h = 0 (perfectly calibrated): "
+                     + ("tied with the best: the data do not show miscalibration" if ref["tied"] else
+                        f"risk {ref['risk_diff']:.3g} above the best (paired s.e. {ref['risk_diff_se']:.2g}): "
+                        "the data show miscalibration"))
+    return lines
+
+
 def _say(args, text):
     if not args.quiet:
         print(text, flush=True)
@@ -426,10 +445,9 @@ def cmd_evaluate(args):
         target = out if single else out / name
         files = write_model_outputs(target, name, models[name], pred, command, title=args.title if single else None)
         _say(args, f"{name}:")
-        from .verdict import verdict
-
         for notion, res in models[name].items():
-            _say(args, f"  {verdict(res).headline.replace('**', '')}")
+            for line in verdict_lines(res):
+                _say(args, f"  {line}")
         _say(args, "  wrote " + ", ".join(str(f) for f in files))
     if not single:
         from .reporting import report

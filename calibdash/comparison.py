@@ -10,17 +10,18 @@ Design (README, "Comparing models"):
   with the same seed, hence the same holdout rows and folds.
 * **Differences of squared errors.** The statistic is
   ``D = SCE_a - SCE_b = mean_i (h_a(z_i, z_i) - h_b(z_i, z_i))`` over the holdout rows: a
-  mean of per-row terms, so a paired bootstrap resamples it exactly, and it stays smooth
-  when both errors are near 0 (a difference of square roots is not differentiable there).
-* **Its variance has two parts.** The holdout part (which rows were held out) is the
-  variance of the paired bootstrap: one set of resampled holdout row indices per
-  replicate, applied to every model. The training part (which rows fitted the
-  estimators) is invisible to the holdout bootstrap but of the same order; it is the
-  delete-a-fold jackknife over the k fold models, ``(k - 1)^2 / k`` times the variance of
-  the k fold models' holdout differences. ``se = sqrt(bootstrap + jackknife)``.
+  mean of per-row terms, paired row by row, and smooth when both errors are near 0 (a
+  difference of square roots is not differentiable there).
+* **Its variance has two parts** (:mod:`calibdash.uncertainty`, the same computation as
+  every interval of an evaluation). The holdout part (which rows were held out) is the
+  variance of the mean of the paired row differences, s^2 / n: what a paired bootstrap of
+  the holdout rows estimates, computed exactly. The training part (which rows fitted the
+  estimators) is of the same order; it is the delete-a-fold jackknife over the k fold
+  models, ``(k - 1)^2 / k`` times the variance of the k fold models' holdout differences.
 * **p-value and interval.** Two-sided test of "equal squared calibration errors" with the
   studentised statistic ``D / se`` against Student's t with Welch-Satterthwaite degrees of
-  freedom (the jackknife part has only k - 1); the interval is ``D +- t_q se``. Level and power are checked by simulation in ``tests/test_compare.py``.
+  freedom (the jackknife part has only k - 1); the interval is ``D +- t_q se``. Level and
+  power are checked by simulation in ``tests/test_compare.py``.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ from scipy.stats import t as student_t
 
 from .loading import Predictions
 from .notions import check_notion, validate
-from .pipeline import evaluate, make_split
+from .pipeline import evaluate
+from .uncertainty import check_level, holdout_error
 from .variational import row_losses
 from .specs import DEFAULT_ESTIMATORS
 
@@ -152,44 +154,6 @@ def _inputs(models, y):
     return out, y_ok
 
 
-def _bootstrap_means(values, n_boot, rng):
-    """Means of ``values`` (n, m) over ``n_boot`` resamples of its rows: one set of row
-    indices per replicate, shared by every column (the pairing)."""
-    n = values.shape[0]
-    chunk = max(1, _BOOT_ENTRIES // max(n, 1))
-    out = []
-    for s in range(0, n_boot, chunk):
-        idx = rng.integers(0, n, size=(min(chunk, n_boot - s), n))
-        out.append(np.stack([values[:, j][idx].mean(axis=1) for j in range(values.shape[1])], axis=1))
-    return np.concatenate(out)
-
-
-def _fold_values(folds, name):
-    """The k fold models' holdout squared estimates of estimator ``name``, by fold."""
-    part = folds[folds["estimator"] == name].sort_values("fold")
-    return part["squared_estimate"].to_numpy(dtype=np.float64)
-
-
-def _jackknife_var(fold_values):
-    """Delete-a-fold jackknife variance of the mean of k fold models' values (per column)."""
-    k = fold_values.shape[0]
-    return (k - 1) ** 2 / k * fold_values.var(axis=0, ddof=1)
-
-
-def _satterthwaite(v1, df1, v2, df2):
-    """Degrees of freedom of the sum of two independent variance estimates (Welch-Satterthwaite).
-
-    The jackknife part has only k - 1 degrees of freedom, so a normal reference would
-    reject too often when it dominates; a Student t with these degrees of freedom does not.
-    """
-    den = v1**2 / df1 + v2**2 / df2
-    return float((v1 + v2) ** 2 / den) if den > 0 else float(df1 + df2)
-
-
-def _quantile(level, df):
-    return float(student_t.ppf(0.5 + level / 2, df))
-
-
 def compare(
     models,
     y=None,
@@ -201,7 +165,6 @@ def compare(
     n_folds=5,
     random_state=0,
     n_jobs=1,
-    n_boot=2000,
     level=0.95,
     progress=None,
 ):
@@ -218,13 +181,11 @@ def compare(
         The estimator used for every model. None: the one with the lowest validation
         risk summed over the models (from ``estimators``).
     estimators : list of str or None
-        Estimators evaluated; None is the paper's set for the notion plus temperature.
+        Estimators evaluated; None is ``calibdash.specs.DEFAULT_ESTIMATORS[notion]``.
     grids : dict or None
         Search-space overrides, as in :func:`calibdash.evaluate`.
     test_size, n_folds, random_state, n_jobs
         As in :func:`calibdash.evaluate`; the same split serves every model.
-    n_boot : int, default=2000
-        Paired bootstrap replicates of the holdout rows.
     level : float, default=0.95
         Coverage of the intervals.
     progress : callable or None
@@ -243,10 +204,7 @@ def compare(
     >>> cmp = cd.compare({"logistic": P_a, "naive Bayes": P_b}, y, notion="top-label")  # doctest: +SKIP
     >>> cmp.pairs[["model_a", "model_b", "difference", "p_value"]]  # doctest: +SKIP
     """
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 100:
-        raise ValueError(f"n_boot must be a whole number of at least 100, got {n_boot!r}.")
+    check_level(level)
     check_notion(notion)
     probs, y = _inputs(models, y)
     names = list(probs)
@@ -267,27 +225,18 @@ def compare(
     risks["total"] = risks[names].sum(axis=1)
     chosen = estimator if estimator is not None else str(risks["total"].idxmin())
 
-    test, _ = make_split(len(y), test_size, n_folds, random_state)
-    diag = {name: np.asarray(results[name].models[chosen].h_diag(probs[name][test]), dtype=np.float64) for name in names}
-    D = np.column_stack([diag[name] for name in names])  # holdout row x model
-    fold_sq = np.column_stack(
-        [_fold_values(results[name].folds, chosen) for name in names]
-    )  # fold x model
-    sq = D.mean(axis=0)
-    rng = np.random.default_rng(random_state)
-    boot = _bootstrap_means(D, int(n_boot), rng)  # replicate x model
-    n_test, k = len(test), fold_sq.shape[0]
-
+    test = results[names[0]].split["test"]
+    # Each model's fold models on the shared holdout rows: (fold, row) arrays.
+    fold_diags = {name: results[name].diagonals[chosen] for name in names}
+    diag = {name: fold_diags[name].mean(axis=0) for name in names}
     acc = {name: float(np.mean(np.argmax(probs[name], axis=1) == y)) for name in names}
     brier = {name: float(np.mean(row_losses(probs[name], y, "brier"))) for name in names}
 
-    var_boot, var_jack = boot.var(axis=0, ddof=1), _jackknife_var(fold_sq)
-    var_sq = var_boot + var_jack
-    model_rows = []
-    for j, name in enumerate(names):
+    model_rows, errs = [], {}
+    for name in names:
         row = results[name].summary.set_index("estimator").loc[chosen]
-        se = float(np.sqrt(var_sq[j]))
-        z = _quantile(level, _satterthwaite(var_boot[j], n_test - 1, var_jack[j], k - 1))
+        err = errs[name] = holdout_error(fold_diags[name])
+        low, high = err.root_interval(level)
         model_rows.append(
             {
                 "model": name,
@@ -297,23 +246,22 @@ def compare(
                 "estimator": chosen,
                 "hyperparameters": row["hyperparameters"],
                 "val_risk": float(row["val_risk"]),
-                "estimate": float(np.sqrt(max(sq[j], 0.0))),
-                "ci_low": float(np.sqrt(max(sq[j] - z * se, 0.0))),
-                "ci_high": float(np.sqrt(max(sq[j] + z * se, 0.0))),
-                "squared_estimate": float(sq[j]),
-                "squared_se": se,
+                "estimate": float(np.sqrt(max(err.estimate, 0.0))),
+                "ci_low": low,
+                "ci_high": high,
+                "squared_estimate": err.estimate,
+                "squared_se": err.se,
             }
         )
 
     pair_rows = []
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
-            diff = float(sq[a] - sq[b])
-            vb = float(np.var(boot[:, a] - boot[:, b], ddof=1))
-            vj = float(_jackknife_var(fold_sq[:, [a]] - fold_sq[:, [b]])[0])
-            se = float(np.sqrt(vb + vj))
-            df = _satterthwaite(vb, n_test - 1, vj, k - 1)
-            z = _quantile(level, df)
+            # Paired: the row differences of the two models on the same holdout rows, by
+            # fold model, so that the rows' common difficulty cancels.
+            err = holdout_error(fold_diags[names[a]] - fold_diags[names[b]])
+            diff, se, df = err.estimate, err.se, err.df
+            low, high = err.confidence_interval(level)
             p = float(2 * student_t.sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
             pair_rows.append(
                 {
@@ -321,8 +269,8 @@ def compare(
                     "model_b": names[b],
                     "difference": diff,
                     "se": se,
-                    "ci_low": diff - z * se,
-                    "ci_high": diff + z * se,
+                    "ci_low": low,
+                    "ci_high": high,
                     "p_value": p,
                     "estimate_a": model_rows[a]["estimate"],
                     "estimate_b": model_rows[b]["estimate"],
@@ -339,7 +287,6 @@ def compare(
         "test_size": test_size,
         "n_folds": n_folds,
         "random_state": random_state,
-        "n_boot": int(n_boot),
         "level": level,
         "n": int(len(y)),
         "n_test": int(len(test)),

@@ -16,9 +16,10 @@ quantity it estimates so that nobody compares numbers on different scales:
 
 Estimators that fit a map (the variational ones) fit it on each fold's training rows, as
 the ranked estimators do, and are evaluated on the holdout set; the estimate is the mean
-over the fold maps and its standard error the spread over them. The others need no fitting
-and are computed on the holdout set, with a bootstrap (ECE) or U-statistic (SKCE)
-standard error.
+over the fold maps and its standard error includes both the holdout rows and the fitting of
+the maps (:mod:`calibdash.uncertainty`). The others need no fitting and are computed on the
+holdout set, with a bootstrap (ECE) or U-statistic (SKCE) standard error. Every row has a
+95% interval (``ci_low``, ``ci_high``).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .notions import NOTIONS, check_notion
+from .uncertainty import holdout_error, normal_interval, root_interval, root_se
 
 QUANTITIES = (
     "calibration error (L2)",
@@ -104,29 +106,21 @@ def _skce(estimator):
 
 
 # -- variational estimators (Berta et al.) -----------------------------------------------
-def _mean_and_se(gaps):
-    """Estimate and standard error from per-row gaps of each fold map, shape (k, n_test).
-
-    The estimate is the mean over maps and rows. Its standard error combines the holdout
-    sampling error (of the row means over maps) with the spread over the fold maps: the
-    spread alone would miss that the holdout set is a sample (with monotone maps that agree
-    on the sign of every gap, the L1 gaps of all folds coincide and their spread is 0).
-    """
-    gaps = np.asarray(gaps, dtype=np.float64)
-    k, n = gaps.shape
-    rows = gaps.mean(axis=0)
-    se_rows = rows.std(ddof=1) / math.sqrt(n)
-    se_maps = gaps.mean(axis=1).std(ddof=1) / math.sqrt(k)
-    return float(rows.mean()), float(math.hypot(se_rows, se_maps))
-
-
-def _root(value, se):
-    """sqrt(value) and its standard error: the delta method, or near 0 (where it fails)
-    the distance from sqrt(value) to sqrt(value + se)."""
-    root = math.sqrt(max(0.0, value))
-    if value > 2 * se:
-        return root, se / (2 * root)
-    return root, math.sqrt(max(0.0, value) + se) - root
+def _holdout_rows(gaps, squared):
+    """Estimate, standard error and 95% interval from per-row gaps of each fold map, shape
+    (k, n_test): the holdout sampling of the rows and the fitting of the fold maps
+    (delete-a-fold jackknife), as for the ranked estimators (:mod:`calibdash.uncertainty`).
+    The spread over the maps alone would miss that the holdout set is a sample (with
+    monotone maps that agree on the sign of every gap, the L1 gaps of all folds coincide).
+    ``squared``: the gaps are squared errors, reported on the error's scale."""
+    err = holdout_error(gaps)
+    low, high = err.confidence_interval(0.95)
+    if not squared:
+        return {"estimate": err.estimate, "estimate_se": err.se, "ci_low": low, "ci_high": high}
+    root, root_err = root_se(err.estimate, err.se)
+    low, high = root_interval(low, high)
+    return {"estimate": root, "estimate_se": root_err, "ci_low": low, "ci_high": high,
+            "squared_estimate": err.estimate, "squared_estimate_se": err.se}
 
 
 def _variational(loss, recalibrator):
@@ -136,13 +130,8 @@ def _variational(loss, recalibrator):
 
         gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss)
                 for train, _ in folds]
-        value, se = _mean_and_se(gaps)
-        out = {"details": f"canonical, {recalibrator} map fitted on each fold's training rows, holdout set"}
-        if loss == "brier":
-            root, root_se = _root(value, se)
-            out.update(estimate=root, estimate_se=root_se, squared_estimate=value, squared_estimate_se=se)
-        else:
-            out.update(estimate=value, estimate_se=se)
+        out = _holdout_rows(gaps, squared=loss == "brier")
+        out["details"] = f"canonical, {recalibrator} map fitted on each fold's training rows, holdout set"
         return out
 
     return compute
@@ -156,15 +145,11 @@ def _variational_top_label(p, recalibrator="isotonic"):
         c, S, t = top_label_inputs(P, y)
         parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
                                 .fit(S[train], t[train]).predict(S[test]), p) for train, _ in folds]
-        value, se = _mean_and_se([q[0] for q in parts])
+        out = _holdout_rows([q[0] for q in parts], squared=p == 2)
         over = float(np.mean([q[1] for q in parts]))
         under = float(np.mean([q[2] for q in parts]))
         if p == 2:
-            root, root_se = _root(value, se)
-            out = {"estimate": root, "estimate_se": root_se, "squared_estimate": value, "squared_estimate_se": se}
             over, under = math.sqrt(max(0.0, over)), math.sqrt(max(0.0, under))
-        else:
-            out = {"estimate": value, "estimate_se": se}
         out["details"] = (f"top-label, {recalibrator} map of the confidence fitted on each fold's training rows; "
                           f"over-confidence {over:.4f}, under-confidence {under:.4f}")
         return out
@@ -245,12 +230,18 @@ def run_other(name, P, y, test, folds, notion, random_state):
     t0 = time.perf_counter()
     out = spec.compute(P, y, test, folds, notion, random_state)
     nan = float("nan")
+    if "ci_low" not in out:
+        # Nothing fitted (ECE, SKCE): the holdout rows are the only source of randomness,
+        # and the estimator's own standard error (bootstrap, U-statistic) measures it.
+        out["ci_low"], out["ci_high"] = normal_interval(float(out["estimate"]), float(out["estimate_se"]), 0.95)
     return {
         "estimator": name,
         "label": spec.label,
         "quantity": spec.quantity,
         "estimate": float(out["estimate"]),
         "estimate_se": float(out["estimate_se"]),
+        "ci_low": float(out["ci_low"]),
+        "ci_high": float(out["ci_high"]),
         "squared_estimate": float(out.get("squared_estimate", nan)),
         "squared_estimate_se": float(out.get("squared_estimate_se", nan)),
         "p_value": float(out.get("p_value", nan)),

@@ -5,7 +5,10 @@
    fit on the training folds and compute the risk (Eq. 20) on the validation fold.
 3. Per estimator, pick the grid value with the lowest mean validation risk.
 4. Ensemble the k fold models fitted with that value.
-5. Report the ensemble's estimate on the holdout set, with standard errors over folds.
+5. Report the ensemble's estimate on the holdout set, with a standard error that includes
+   both the sampling of the holdout rows and the fitting of the fold models
+   (:mod:`calibdash.uncertainty`), and compare every estimator's fold risks, paired, with
+   the best one's and with the trivial estimator h = 0.
 The holdout set is never used for selection.
 """
 
@@ -26,8 +29,10 @@ from .literature import resolve_others, run_other, OTHER_ESTIMATORS
 from .loading import Predictions, canonical_sha256
 from .notions import NOTIONS, check_notion, validate
 from .result import EvaluationResult
+from .risk import zero_risk
 from .specs import SPECS, combinations, resolve, tuned_param
 from .threads import one_blas_thread
+from .uncertainty import REFERENCE, holdout_error, paired_risks, root_se
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is costly alone, the scikit-learn multiclass maps (logistic,
@@ -199,6 +204,8 @@ class _NotionRun:
             if notion == "canonical" and self.kde_names else [])
         self.normalisers = None
         self.fold_diagonal_chunks = defaultdict(dict)
+        # The fold risks of h = 0, the reference that says "perfectly calibrated".
+        self.reference_risks = np.full(n_folds, np.nan)
 
     def cost(self, group):
         one_d, multi = _GROUP_COST[group]
@@ -309,6 +316,18 @@ class _NotionRun:
             self.members[name][k] = model
         self.seconds[name] += sec
 
+    def flat_at_edge(self, name, value):
+        """Whether the risk is flat at the chosen edge value of the tuned parameter: its
+        paired fold-by-fold difference to the next grid value is within one standard error."""
+        values = self.full_grids[name][tuned_param(name)]
+        order = sorted(range(len(values)), key=lambda v: values[v])
+        chosen = values.index(value)
+        pos = order.index(chosen)
+        neighbour = order[pos + 1] if pos == 0 else order[pos - 1]
+        c_best = self.chosen_index[name][0]
+        diff = self.risks[name][:, c_best, neighbour] - self.risks[name][:, c_best, chosen]
+        return abs(diff.mean()) <= diff.std(ddof=1) / np.sqrt(len(diff))
+
     def result(self, seconds, data_sha256):
         n_folds = len(self.folds)
         summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
@@ -338,7 +357,8 @@ class _NotionRun:
             if self.keep_models:
                 models[name] = FoldEnsemble([self.members[name][k] for k in range(n_folds)])
             for k in range(n_folds):
-                fold_rows.append({"estimator": name, "fold": k, "squared_estimate": float(fold_sq[k])})
+                fold_rows.append({"estimator": name, "fold": k, "squared_estimate": float(fold_sq[k]),
+                                  "val_risk": float(fold_risks[k])})
 
             edges = {}
             grid = self.full_grids[name]
@@ -346,12 +366,23 @@ class _NotionRun:
                 side = _at_edge(grid[param], value)
                 if side:
                     edges[param] = side
-                    warnings.append(
-                        f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid "
-                        f"({min(grid[param]):g} to {max(grid[param]):g}); the optimum may lie beyond it, so "
-                        f"extend the grid (grids={{'{name}': {{'{param}': [...]}}}})."
-                    )
-            squared = float(fold_sq.mean())
+                    span = f"({min(grid[param]):g} to {max(grid[param]):g})"
+                    where = "larger" if side == "high" else "smaller"
+                    if param == path_param and self.flat_at_edge(name, value):
+                        warnings.append(
+                            f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid {span}, "
+                            f"but the risk is flat there: the two {where}st values predict held-out calibration gaps "
+                            f"equally well (their paired risk difference is within one standard error), so {where} "
+                            "values would not do better and the grid need not be extended."
+                        )
+                    else:
+                        warnings.append(
+                            f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid {span} "
+                            f"and the risk is still falling there, so a {where} value may fit better: add {where} "
+                            f"values of {param} to the grid of {name}."
+                        )
+            err = holdout_error(np.stack([self.diags[name, k] for k in range(n_folds)]))
+            low, high = err.root_interval(0.95)
             root_k = np.sqrt(n_folds)
             summary_rows.append(
                 {
@@ -363,14 +394,25 @@ class _NotionRun:
                     "val_risk_se": float(fold_risks.std(ddof=1) / root_k),
                     "sqrt_risk_x100": float(np.mean(np.sqrt(fold_risks)) * 100),
                     "sqrt_risk_x100_se": float(np.std(np.sqrt(fold_risks), ddof=1) / root_k * 100),
-                    "estimate": float(np.sqrt(max(0.0, squared))),
-                    "estimate_se": float(np.std(np.sqrt(np.maximum(fold_sq, 0.0)), ddof=1) / root_k),
-                    "squared_estimate": squared,
-                    "squared_estimate_se": float(fold_sq.std(ddof=1) / root_k),
+                    "estimate": float(np.sqrt(max(0.0, err.estimate))),
+                    "estimate_se": root_se(err.estimate, err.se)[1],
+                    "ci_low": low,
+                    "ci_high": high,
+                    "squared_estimate": err.estimate,
+                    "squared_estimate_se": err.se,
+                    "squared_se_holdout": float(np.sqrt(err.var_rows)),
+                    "squared_se_fit": float(np.sqrt(err.var_fit)),
+                    "se_df": err.df,
                     "at_grid_edge": bool(edges),
                     "seconds": float(self.seconds[name]),
                 }
             )
+        for k in range(n_folds):
+            fold_rows.append({"estimator": REFERENCE, "fold": k, "squared_estimate": 0.0,
+                              "val_risk": float(self.reference_risks[k])})
+        summary = pd.DataFrame(summary_rows)
+        fold_frame = pd.DataFrame(fold_rows)
+        _add_paired_risks(summary, fold_frame)
         n = len(self.y)
         config = {
             "call": {
@@ -392,17 +434,30 @@ class _NotionRun:
             "seconds": float(seconds),
         }
         return EvaluationResult(
-            summary=pd.DataFrame(summary_rows),
+            summary=summary,
             curves=pd.DataFrame(curve_rows),
-            folds=pd.DataFrame(fold_rows),
+            folds=fold_frame,
             config=config,
+            split={"test": self.test, "folds": [v for _, v in self.folds]},
+            diagonals={name: np.stack([self.diags[name, k] for k in range(n_folds)]) for name in self.names},
             warnings=warnings,
             models=models if self.keep_models else None,
             others=pd.DataFrame([self.other_rows[name] for name in self.others], columns=OTHER_COLUMNS),
         )
 
 
-OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "squared_estimate", "squared_estimate_se",
+def _add_paired_risks(summary, folds):
+    """The paired comparison of each estimator's fold risks with the best one's (and the
+    reference h = 0's): the columns ``risk_diff``, ``risk_diff_se`` and ``tied``."""
+    fold_risks = {name: part.sort_values("fold")["val_risk"].to_numpy() for name, part in folds.groupby("estimator", sort=False)}
+    best = str(summary.loc[summary["val_risk"].idxmin(), "estimator"])
+    paired = paired_risks(fold_risks, best)
+    at = summary.columns.get_loc("val_risk_se") + 1
+    for j, col in enumerate(("risk_diff", "risk_diff_se", "tied")):
+        summary.insert(at + j, col, [paired[name][j] for name in summary["estimator"]])
+
+
+OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate", "squared_estimate_se",
                  "p_value", "details", "reference", "seconds"]
 
 
@@ -479,6 +534,7 @@ def evaluate_notions(
     # The literature's estimators need no selection: they run beside the fold tasks.
     tasks = [(cost, i, ("fold", k, items)) for i, run in enumerate(runs) for cost, k, items in run.fold_tasks]
     tasks += [(OTHER_ESTIMATORS[name].cost, i, ("other", name)) for i, run in enumerate(runs) for name in run.others]
+    tasks += [(0.0, i, ("reference", k)) for i in range(len(runs)) for k in range(n_folds)]
     tasks.sort(key=lambda t: -t[0])
     total = len(tasks) + sum(len(run.names) for run in runs) * n_folds
     done = 0
@@ -507,11 +563,17 @@ def evaluate_notions(
             _, k, items = task
             return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
                                       runs[i].fold_cache(k, items))
+        if task[0] == "reference":
+            val = folds[task[1]][1]
+            return delayed(_run_reference)((i, task), P[val], y[val], runs[i].notion)
         return delayed(_run_other)((i, task[1]), task[1], P, y, test, folds, runs[i].notion, random_state)
 
     for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in tasks):
         done += 1
-        if isinstance(key, str):
+        if isinstance(key, tuple):
+            runs[i].reference_risks[key[1]] = out
+            report(f"{prefix(runs[i])}{REFERENCE}: risk of fold {key[1] + 1}/{n_folds}")
+        elif isinstance(key, str):
             runs[i].other_rows[key] = out
             report(f"{prefix(runs[i])}{key}: estimated on the holdout set")
         else:
@@ -562,7 +624,8 @@ def evaluate(
     estimators : list of str or None
         Names from ``calibdash.specs.SPECS``; None means the paper's set for the notion
         (top-label and classwise: 15-bins, bins, kde, kkkr, ukkr; canonical: kde, kkkr,
-        ukkr) plus ``temperature``.
+        ukkr) plus ``temperature`` for canonical and classwise
+        (``calibdash.specs.DEFAULT_ESTIMATORS``).
     grids : dict or None
         Partial overrides of the search spaces, e.g. ``{"bins": {"n_bins": [5, 10, 20]}}``.
         See :func:`calibdash.specs.resolve`.
@@ -606,6 +669,11 @@ def evaluate(
 def _run_holdout(i, fn, *args):
     with one_blas_thread():
         return i, fn(*args)
+
+
+def _run_reference(key, P_val, y_val, notion):
+    with one_blas_thread():
+        return key, zero_risk(P_val, y_val, notion)
 
 
 def _run_normalisers(i, P, rows, bandwidths):

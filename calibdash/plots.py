@@ -12,6 +12,7 @@ BEST = "#d62728"
 BASE = "#7f7f7f"
 LINE = "#1f77b4"
 RECAL = "#ff7f0e"
+TIED = "#1f3c88"
 
 _PARAM_WORDS = {
     "n_bins": "number of bins",
@@ -34,11 +35,19 @@ def _numeric(values):
 
 
 def curve_stats(result, name):
-    """Per (fixed, value): mean validation risk and its standard error over folds."""
+    """Per (fixed, value): mean validation risk over folds, its unpaired standard error
+    ``se``, and ``paired_se``: the standard error of the fold-by-fold difference to the
+    chosen value's risks. The folds are shared, so the paired error shows which grid values
+    the data can tell apart from the chosen one; the unpaired one mostly shows that some
+    folds are harder than others, for every value alike."""
     c = result.curves[result.curves["estimator"] == name]
     g = c.groupby(["fixed", "value"], sort=False)["val_risk"]
     stats = g.agg(["mean", "std", "count"]).reset_index()
     stats["se"] = stats["std"].fillna(0.0) / np.sqrt(stats["count"])
+    chosen = result.folds[result.folds["estimator"] == name].set_index("fold")["val_risk"]
+    diff = c.assign(diff=c["val_risk"].to_numpy() - chosen.reindex(c["fold"]).to_numpy())
+    paired = diff.groupby(["fixed", "value"], sort=False)["diff"].std().fillna(0.0).to_numpy()
+    stats["paired_se"] = paired / np.sqrt(stats["count"])
     return stats
 
 
@@ -74,12 +83,18 @@ def _robust_range(low, high, extra=None):
 def risk_curves(result, ncols=2):
     """Validation risk against the tuned hyperparameter, one panel per estimator.
 
-    The line is the mean over folds, the band +- one standard error over folds, the red
-    diamond the chosen value; the dotted grey line is the 15-bin estimator's risk.
+    The line is the mean over folds; the band +- one *paired* standard error, of each
+    value's fold-by-fold risk difference to the chosen value (zero width at the chosen
+    value: where the band of another value stays above the diamond, the data tell them
+    apart); the red diamond the chosen value; the dotted grey line the 15-bin estimator's
+    risk and the dashed black line the risk of h = 0, "perfectly calibrated" (an estimator
+    that is not clearly below it has not shown any miscalibration).
     """
     names = tuned_estimators(result)
     s = result.summary.set_index("estimator")
     baseline = float(s.loc["15-bins", "val_risk"]) if "15-bins" in s.index else None
+    ref = result.reference
+    zero = None if ref is None else float(ref["val_risk"])
     n = max(len(names), 1)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
@@ -92,18 +107,19 @@ def risk_curves(result, ncols=2):
         log = is_log_grid(values)
         for j, (fixed, part) in enumerate(stats.groupby("fixed", sort=False)):
             part = part.sort_values("value")
-            x, m, se = part["value"].astype(float).to_numpy(), part["mean"].to_numpy(), part["se"].to_numpy()
+            x, m, se = part["value"].astype(float).to_numpy(), part["mean"].to_numpy(), part["paired_se"].to_numpy()
             label = name + (f" ({fixed})" if fixed and stats["fixed"].nunique() > 1 else "")
             fig.add_trace(
                 go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + se, (m - se)[::-1]]), fill="toself",
                            fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip", showlegend=False,
-                           name=f"{label} fold spread"),
+                           name=f"{label} paired band"),
                 row=row, col=col,
             )
             fig.add_trace(
                 go.Scatter(x=x, y=m, mode="lines+markers", line=dict(color=LINE), marker=dict(size=5), name=label,
                            showlegend=False, customdata=se,
-                           hovertemplate=f"{param} = %{{x:.3g}}<br>risk = %{{y:.5g}} &plusmn; %{{customdata:.2g}}<extra>{label}</extra>"),
+                           hovertemplate=f"{param} = %{{x:.3g}}<br>risk = %{{y:.5g}}<br>paired s.e. to the chosen value "
+                                         f"%{{customdata:.2g}}<extra>{label}</extra>"),
                 row=row, col=col,
             )
         chosen = s.loc[name, "params"][param]
@@ -120,9 +136,28 @@ def risk_curves(result, ncols=2):
                            hovertemplate="15-bin risk = %{y:.5g}<extra></extra>"),
                 row=row, col=col,
             )
-        y_range = _robust_range(stats["mean"] - stats["se"], stats["mean"] + stats["se"], baseline)
-        if y_range is not None:
-            fig.update_yaxes(range=y_range, row=row, col=col)
+        lows, highs = stats["mean"] - stats["paired_se"], stats["mean"] + stats["paired_se"]
+        y_range = _robust_range(lows, highs, baseline)
+        if y_range is None:
+            lo, hi = float(np.nanmin(lows)), float(np.nanmax(highs))
+            if baseline is not None:
+                lo, hi = min(lo, baseline), max(hi, baseline)
+            pad = 0.08 * max(hi - lo, 1e-12 * max(abs(hi), 1e-300))
+            y_range = [lo - pad, hi + pad]
+        if zero is not None:
+            # Drawn where it falls; when it lies above the panel (it usually does: any
+            # estimator that shows miscalibration beats it), a note says where.
+            fig.add_trace(
+                go.Scatter(x=[min(values), max(values)], y=[zero, zero], mode="lines",
+                           line=dict(color="#222", dash="dash"), name="risk of h = 0 (perfectly calibrated)",
+                           showlegend=i == 0, hovertemplate="risk of h = 0 = %{y:.5g}<extra></extra>"),
+                row=row, col=col,
+            )
+            if zero > y_range[1]:
+                fig.add_annotation(text=f"h = 0: risk {zero:.4g} (above)", xref="x domain" if i == 0 else f"x{i + 1} domain",
+                                   yref="y domain" if i == 0 else f"y{i + 1} domain", x=0.98, y=0.98, xanchor="right",
+                                   yanchor="top", showarrow=False, font=dict(size=11, color="#222"))
+        fig.update_yaxes(range=y_range, row=row, col=col)
         fig.update_xaxes(type="log" if log else "linear", title_text=_PARAM_WORDS.get(param, param), row=row, col=col)
         fig.update_yaxes(title_text="validation risk" if col == 1 else None, row=row, col=col)
     fig.update_layout(height=300 * nrows + 80, margin=dict(t=60, b=40, l=60, r=20),
@@ -131,25 +166,40 @@ def risk_curves(result, ncols=2):
 
 
 def forest_plot(result):
-    """Estimates of the calibration error (percentage points) with ~95% intervals."""
+    """Estimates of the calibration error (percentage points) with their 95% intervals.
+
+    Red: the estimator of lowest validation risk; dark blue: the others the risk cannot
+    tell apart from it (tied); grey: those measurably worse. The shaded band is the
+    verdict's interval (the union of the tied estimators' intervals, from 0 when h = 0 is
+    tied), and the dashed line marks 0, perfect calibration.
+    """
+    from .verdict import verdict
+
     s = result.summary.sort_values("val_risk", ascending=False)
     best = result.best["estimator"]
     est = 100 * s["estimate"].to_numpy()
-    err = 1.96 * 100 * s["estimate_se"].to_numpy()
-    colors = [BEST if e == best else LINE for e in s["estimator"]]
-    fig = go.Figure(
-        go.Scatter(
-            x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=11),
-            error_x=dict(type="data", array=err, visible=True, color="#555"),
-            customdata=np.stack([err, s["val_risk"].to_numpy()], axis=1),
-            hovertemplate="%{y}: %{x:.2f} &plusmn; %{customdata[0]:.2f} points<br>validation risk %{customdata[1]:.5g}<extra></extra>",
-            showlegend=False,
-        )
-    )
+    low, high = 100 * s["ci_low"].to_numpy(), 100 * s["ci_high"].to_numpy()
+    tied = s["tied"].to_numpy(dtype=bool)
+    colors = [BEST if e == best else (TIED if t else BASE) for e, t in zip(s["estimator"], tied)]
+    status = ["lowest risk" if e == best else ("tied with the best" if t else "measurably worse risk")
+              for e, t in zip(s["estimator"], tied)]
+    v = verdict(result)
+    fig = go.Figure()
+    fig.add_vrect(x0=v.low_pp, x1=v.high_pp, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
+    fig.add_trace(go.Scatter(
+        x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=11),
+        error_x=dict(type="data", symmetric=False, array=high - est, arrayminus=est - low, visible=True, color="#555"),
+        customdata=np.stack([low, high, s["val_risk"].to_numpy(), np.array(status, dtype=object)], axis=1),
+        hovertemplate="%{y}: %{x:.2f} points, 95% interval %{customdata[0]:.2f} to %{customdata[1]:.2f}"
+                      "<br>validation risk %{customdata[2]:.5g} (%{customdata[3]})<extra></extra>",
+        showlegend=False,
+    ))
+    fig.add_vline(x=0, line=dict(color="#222", dash="dash", width=1))
     fig.update_layout(
-        xaxis_title="estimated calibration error (percentage points, ~95% interval)",
-        yaxis_title=None, height=90 + 45 * len(s), margin=dict(t=30, b=50, l=110, r=20),
-        title=dict(text="red: lowest validation risk (the one to trust)", font=dict(size=13)),
+        xaxis_title="estimated calibration error (percentage points, 95% interval)",
+        yaxis_title=None, height=110 + 45 * len(s), margin=dict(t=50, b=50, l=110, r=20),
+        title=dict(text="red: lowest validation risk; blue: tied with it; grey: measurably worse; "
+                        "shaded: the verdict's interval", font=dict(size=13)),
     )
     fig.update_xaxes(rangemode="tozero")
     return fig
@@ -183,8 +233,9 @@ def _reliability_traces(fig, table, recal=None, row=None, col=None, show_legend=
                                  marker=dict(color=RECAL, size=3, opacity=0.45), name=label, showlegend=show_legend,
                                  hovertemplate="confidence %{x:.3f}<br>recalibrated %{y:.3f}<extra></extra>"), **kw)
         if len(x) >= 50:
-            # The map may depend on more than the confidence (e.g. temperature scaling);
-            # the line is its mean in equal-mass groups of nearby confidences.
+            # Every top-label map is a function of the confidence, but a fold ensemble's
+            # scatter is noisy and a class's map (classwise) is shown against its own
+            # probability: the line is its mean in equal-mass groups of nearby values.
             groups = np.array_split(np.arange(len(x)), min(40, len(x) // 25))
             fig.add_trace(go.Scatter(x=[x[i].mean() for i in groups], y=[g[i].mean() for i in groups], mode="lines",
                                      line=dict(color=RECAL, width=2.5), name="recalibration curve (smoothed)",
@@ -312,10 +363,11 @@ def estimates_by_quantity(result):
     from .literature import QUANTITIES
 
     s = result.summary
-    rows = [dict(quantity="calibration error (L2)", name=f"{e} (ranked)", estimate=v, se=se, best=e == result.best["estimator"])
-            for e, v, se in zip(s["estimator"], s["estimate"], s["estimate_se"])]
+    rows = [dict(quantity="calibration error (L2)", name=f"{e} (ranked)", estimate=v, low=lo, high=hi, best=e == result.best["estimator"])
+            for e, v, lo, hi in zip(s["estimator"], s["estimate"], s["ci_low"], s["ci_high"])]
     o = result.others
-    rows += [dict(quantity=q, name=e, estimate=v, se=se, best=False) for e, q, v, se in zip(o["estimator"], o["quantity"], o["estimate"], o["estimate_se"])]
+    rows += [dict(quantity=q, name=e, estimate=v, low=lo, high=hi, best=False)
+             for e, q, v, lo, hi in zip(o["estimator"], o["quantity"], o["estimate"], o["ci_low"], o["ci_high"])]
     groups = [q for q in QUANTITIES if any(r["quantity"] == q for r in rows)]
     sizes = [sum(r["quantity"] == q for r in rows) for q in groups]
     fig = make_subplots(rows=len(groups), cols=1, row_heights=[n + 1.5 for n in sizes], vertical_spacing=0.6 / (sum(sizes) + 2),
@@ -324,12 +376,15 @@ def estimates_by_quantity(result):
         g = [r for r in rows if r["quantity"] == q][::-1]
         scale = 100.0 if q in _PERCENT_QUANTITIES else 1.0
         est = np.array([r["estimate"] for r in g]) * scale
-        err = 1.96 * np.array([r["se"] for r in g]) * scale
+        low = np.array([r["low"] for r in g]) * scale
+        high = np.array([r["high"] for r in g]) * scale
         fig.add_trace(go.Scatter(
             x=est, y=[r["name"] for r in g], mode="markers", showlegend=False,
             marker=dict(color=[BEST if r["best"] else LINE for r in g], size=10),
-            error_x=dict(type="data", array=np.nan_to_num(err), visible=True, color="#555"),
-            customdata=err, hovertemplate="%{y}: %{x:.4g} &plusmn; %{customdata:.2g}<extra>" + q + "</extra>",
+            error_x=dict(type="data", symmetric=False, array=np.nan_to_num(high - est), arrayminus=np.nan_to_num(est - low),
+                         visible=True, color="#555"),
+            customdata=np.stack([low, high], axis=1),
+            hovertemplate="%{y}: %{x:.4g} (95% interval %{customdata[0]:.4g} to %{customdata[1]:.4g})<extra>" + q + "</extra>",
         ), row=i, col=1)
     fig.update_layout(height=120 + 34 * sum(sizes) + 60 * len(groups), margin=dict(t=40, b=30, l=10, r=20))
     fig.update_yaxes(automargin=True)

@@ -27,7 +27,7 @@ from .notions import NOTIONS
 from .pipeline import make_split
 from .references import references_for
 from .result import EvaluationResult
-from .verdict import Z95, verdict
+from .verdict import verdict
 
 __all__ = ["report", "ModelResults", "normalise_results"]
 
@@ -316,17 +316,22 @@ def _config_section(m, h):
 def _summary_table(res):
     rows = []
     for _, r in res.summary.sort_values("val_risk").iterrows():
-        est, se = 100 * float(r["estimate"]), 100 * float(r["estimate_se"])
         rows.append((
-            _e(r["estimator"]), _e(r["hyperparameters"]), _num(r["val_risk"], ".5g"), _num(r["val_risk_se"], ".2g"),
-            _num(r["sqrt_risk_x100"], ".3f"), _num(est, ".2f"),
-            f"{max(0.0, est - Z95 * se):.2f} to {est + Z95 * se:.2f}", _num(r["squared_estimate"], ".3g"),
+            _e(r["estimator"]), _e(r["hyperparameters"]), _num(r["val_risk"], ".5g"),
+            _num(r["risk_diff"], ".3g"), _num(r["risk_diff_se"], ".2g"), "yes" if bool(r["tied"]) else "",
+            _num(r["sqrt_risk_x100"], ".3f"), _num(100 * float(r["estimate"]), ".2f"),
+            f"{100 * float(r['ci_low']):.2f} to {100 * float(r['ci_high']):.2f}", _num(r["squared_estimate"], ".3g"),
             "yes" if bool(r["at_grid_edge"]) else "", _num(r["seconds"], ".2f"),
         ))
+    ref = res.reference
+    if ref is not None:
+        rows.append((_e(ref["estimator"]), "perfectly calibrated (reference)", _num(ref["val_risk"], ".5g"),
+                     _num(ref["risk_diff"], ".3g"), _num(ref["risk_diff_se"], ".2g"), "yes" if ref["tied"] else "",
+                     "", "0.00", "", "0", "", ""))
     return _table(
-        ["estimator", "hyperparameters", "risk", "risk s.e.", "sqrt(risk) x100", "error (points)", "~95% interval",
-         "signed squared", "at grid edge", "seconds"],
-        rows, numeric=(2, 3, 4, 5, 7, 9),
+        ["estimator", "hyperparameters", "risk", "risk above best (paired)", "its s.e.", "tied with best",
+         "sqrt(risk) x100", "error (points)", "95% interval", "signed squared", "at grid edge", "seconds"],
+        rows, numeric=(2, 3, 4, 6, 7, 9, 11),
     )
 
 
@@ -340,17 +345,23 @@ def _notion_section(notion, res, figs, h, anchor):
     out.append("</div>")
     out.append(f"<h{h + 1}>Summary table</h{h + 1}>")
     out.append('<p class="muted">Sorted by validation risk (lower is better; the first row is the estimator the risk '
-               "trusts most). Error in percentage points on the holdout set; interval = estimate +- 1.96 standard "
-               "errors over the fold models, clipped at 0. summary.csv has every column at full precision.</p>")
+               "trusts most). \"Risk above best\" is the mean over the validation folds of the fold-by-fold risk "
+               "difference to the best estimator, with its standard error; \"tied\" estimators are not measurably "
+               "worse (one-sided paired t test, 5%). The last row is the trivial estimator h = 0 (\"perfectly "
+               "calibrated\"): if it is tied, the data do not show miscalibration. Error in percentage points on the "
+               "holdout set; its 95% interval covers both which rows were held out and which rows fitted the fold "
+               "models (an estimator's bias excepted). summary.csv has every column at full precision.</p>")
     out.append(_summary_table(res))
     if plots.tuned_estimators(res):
         out.append(f"<h{h + 1}>Risk against hyperparameter</h{h + 1}>")
-        out.append(figs.add(plots.risk_curves(res), "Mean validation risk over folds (line), +- one standard error "
-                            "(band), the chosen value (red diamond) and the 15-bin estimator's risk (dotted).",
-                            f"{notion} risk curves"))
+        out.append(figs.add(plots.risk_curves(res), "Mean validation risk over folds (line), +- one paired standard "
+                            "error of the fold-by-fold difference to the chosen value (band), the chosen value (red "
+                            "diamond), the 15-bin estimator's risk (dotted) and the risk of h = 0, perfectly calibrated "
+                            "(dashed).", f"{notion} risk curves"))
     out.append(f"<h{h + 1}>Estimator comparison</h{h + 1}>")
-    out.append(figs.add(plots.forest_plot(res), "Holdout estimate of every estimator with a ~95% interval; red: the "
-                        "lowest validation risk.", f"{notion} estimates"))
+    out.append(figs.add(plots.forest_plot(res), "Holdout estimate of every estimator with its 95% interval; red: the "
+                        "lowest validation risk, blue: tied with it, grey: measurably worse; shaded: the verdict's "
+                        "interval.", f"{notion} estimates"))
     out.append(_others_section(notion, res, figs, h + 1))
     return "".join(out)
 
@@ -368,9 +379,10 @@ def _others_section(notion, res, figs, h):
            '<p class="muted">Computed on the same holdout rows but not ranked by the risk; each estimates its own '
            "quantity, so compare numbers only within a quantity.</p>"]
     out.append(figs.add(plots.estimates_by_quantity(res), "Every estimate in one panel per quantity estimated, with "
-                        "~95% intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
-    cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "p_value", "details") if c in others]
-    fmt = {"estimate": ".4g", "estimate_se": ".2g", "p_value": ".3g"}
+                        "95% intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
+    cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value",
+                        "details") if c in others]
+    fmt = {"estimate": ".4g", "estimate_se": ".2g", "ci_low": ".4g", "ci_high": ".4g", "p_value": ".3g"}
     rows = [[_num(r[c], fmt[c]) if c in fmt else _e(r[c]) for c in cols] for _, r in others.iterrows()]
     out.append(_table([c.replace("_", " ") for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
     return "".join(out)
@@ -502,20 +514,23 @@ def _comparison_figure(models):
     fig = go.Figure()
     notions = [n for n in NOTIONS if any(n in m.results for m in models)]
     for j, notion in enumerate(notions):
-        xs, ys, err, text = [], [], [], []
+        xs, ys, lo, hi, text = [], [], [], [], []
         for m in models:
             res = m.results.get(notion)
             if res is None:
                 continue
-            b = res.best
-            xs.append(100 * float(b["estimate"]))
-            err.append(Z95 * 100 * float(b["estimate_se"]))
+            v = verdict(res)
+            xs.append(v.estimate_pp)
+            lo.append(v.estimate_pp - v.low_pp)
+            hi.append(v.high_pp - v.estimate_pp)
             ys.append(_e(m.name))
-            text.append(_e(b["estimator"]))
+            text.append(_e(v.estimator))
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=notion, marker=dict(size=11),
-                                 error_x=dict(type="data", array=err, visible=True), customdata=text,
+                                 error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, visible=True),
+                                 customdata=text,
                                  hovertemplate="%{y}: %{x:.2f} points (%{customdata})<extra>" + notion + "</extra>"))
-    fig.update_layout(xaxis_title="calibration error of the estimator the risk trusts most (points, ~95% interval)",
+    fig.update_layout(xaxis_title="calibration error of the estimator the risk trusts most (points; the verdict's "
+                                  "95% interval)",
                       height=140 + 40 * len(models) * max(1, len(notions)), margin=dict(t=30, b=50, l=160, r=20),
                       legend=dict(orientation="h", y=1.05))
     fig.update_xaxes(rangemode="tozero")
@@ -531,14 +546,16 @@ def _comparison_section(models, figs, h):
             base_txt = _num(100 * float(base.iloc[0]["estimate"]), ".2f") if len(base) else ""
             rows.append((f'<a href="#model-{_e(_slug(m.name))}">{_e(m.name)}</a>', _e(notion), _e(res.config.get("n")),
                          f"<code>{_e(str(m.data_sha256)[:12])}</code>", _e(v.estimator), _num(v.estimate_pp, ".2f"),
-                         f"{v.low_pp:.2f} to {v.high_pp:.2f}", base_txt, _e(len(res.warnings) or "")))
+                         f"{v.low_pp:.2f} to {v.high_pp:.2f}", _e(", ".join(v.tied)), base_txt,
+                         _e(len(res.warnings) or "")))
     out = [f"<h{h}>Comparison</h{h}>",
            '<p class="muted">Every model was evaluated with the same settings and seed. Per model and notion: the '
-           "estimator with the lowest validation risk and its holdout estimate in percentage points. Intervals of "
-           "different models on different data are independent; on the same test set they are not, and a paired "
-           "comparison would be sharper.</p>",
-           _table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "~95% interval",
-                   "15-bin (points)", "warnings"], rows, numeric=(2, 5, 7, 8)),
+           "estimator with the lowest validation risk, its holdout estimate in percentage points, the verdict's "
+           "95% interval (the union of the intervals of the estimators tied with the best) and the tied estimators. "
+           "Intervals of different models on different data are independent; on the same test set they are not, "
+           "and a paired comparison (calibdash.compare) is sharper.</p>",
+           _table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "95% interval (verdict)",
+                   "tied with the best", "15-bin (points)", "warnings"], rows, numeric=(2, 5, 8, 9)),
            figs.add(_comparison_figure(models), "The trusted estimate of every model, by notion.", "comparison")]
     return "".join(out)
 

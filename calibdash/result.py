@@ -9,8 +9,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
+
 _FORMAT = "calibdash.EvaluationResult"
-_VERSION = 1
+# Version 2 added the interval columns, the paired risk comparison, the h = 0 reference
+# rows of ``folds`` and the split.
+_VERSION = 2
 
 
 def _plain(value):
@@ -57,13 +61,22 @@ class EvaluationResult:
     ----------
     summary : pandas.DataFrame
         One row per estimator: its family, chosen hyperparameters, mean validation risk
-        and its standard error over folds, sqrt(risk) x 100 as in the paper's tables, the
-        holdout estimate of the calibration error and its standard error, the signed
-        squared estimate, whether the choice lies at the edge of its grid, and seconds.
+        (``val_risk``, with its unpaired standard error over folds ``val_risk_se``), the
+        paired comparison with the best estimator (``risk_diff``, ``risk_diff_se``,
+        ``tied``: see :func:`calibdash.uncertainty.paired_risks`), sqrt(risk) x 100 as in the
+        paper's tables, the holdout estimate of the calibration error (``estimate``) with
+        its standard error and 95% interval (``estimate_se``, ``ci_low``, ``ci_high``), the
+        signed squared estimate with its standard error and that error's two parts
+        (``squared_estimate_se``, ``squared_se_holdout``: which rows were held out,
+        ``squared_se_fit``: which rows fitted the fold models) and degrees of freedom
+        (``se_df``), whether the choice lies at the edge of its grid, and seconds.
     curves : pandas.DataFrame
         One row per estimator x hyperparameter value x fold with the validation risk.
     folds : pandas.DataFrame
-        One row per estimator x fold: the fold model's holdout squared estimate.
+        One row per estimator x fold: the fold model's holdout squared estimate and its
+        validation risk at the chosen hyperparameters; rows named ``"h = 0"`` hold the fold
+        risks of the trivial estimator h = 0 ("perfectly calibrated"), the reference of the
+        paired comparison.
     config : dict
         Everything needed to rerun: the call's arguments, split sizes, library versions
         and the data's sha256.
@@ -71,6 +84,12 @@ class EvaluationResult:
         Plain-language warnings, for example a choice at the edge of its grid.
     models : dict or None
         The fitted fold ensembles by estimator name (in memory only; not in the JSON).
+    split : dict or None
+        ``{"test": holdout row indices, "folds": [validation row indices of each fold]}``,
+        the rows every number was computed on (fold f trains on the other folds).
+    diagonals : dict or None
+        ``{estimator: array (k, n_test)}``: each fold model's h(z_i, z_i) on the holdout
+        rows, in the order of ``split["test"]`` (in memory only; not in the JSON).
     others : pandas.DataFrame
         Estimators from the literature that the risk cannot rank (ECE, SKCE, variational),
         on the same split: one row each with the quantity it estimates (group estimates by
@@ -91,11 +110,86 @@ class EvaluationResult:
     warnings: list = field(default_factory=list)
     models: dict | None = field(default=None, repr=False, compare=False)
     others: pd.DataFrame | None = None
+    split: dict | None = field(default=None, repr=False, compare=False)
+    diagonals: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def best(self):
         """The summary row of the estimator with the lowest mean validation risk."""
         return self.summary.loc[self.summary["val_risk"].idxmin()]
+
+    @property
+    def tied(self):
+        """Names of the estimators the risk cannot tell apart from the best (the best
+        included), and ``"h = 0"`` when the trivial estimator is among them: then the
+        data do not show that the model is miscalibrated at all."""
+        names = list(self.summary.loc[self.summary["tied"], "estimator"])
+        ref = self.reference
+        return names + ([REFERENCE] if ref is not None and bool(ref["tied"]) else [])
+
+    @property
+    def reference(self):
+        """The paired comparison of the trivial estimator h = 0 with the best estimator:
+        a dict with ``val_risk``, ``risk_diff``, ``risk_diff_se`` and ``tied``; None for a
+        result without its fold risks."""
+        part = self.folds[self.folds["estimator"] == REFERENCE] if "val_risk" in self.folds else self.folds.iloc[:0]
+        if not len(part):
+            return None
+        fold_risks = {REFERENCE: part.sort_values("fold")["val_risk"].to_numpy()}
+        best = self.best["estimator"]
+        best_part = self.folds[self.folds["estimator"] == best].sort_values("fold")
+        fold_risks[best] = best_part["val_risk"].to_numpy()
+        diff, se, tied = paired_risks(fold_risks, best)[REFERENCE]
+        return {"estimator": REFERENCE, "val_risk": float(fold_risks[REFERENCE].mean()), "risk_diff": diff,
+                "risk_diff_se": se, "tied": tied}
+
+    def summary_with_reference(self):
+        """The summary's display columns, sorted by validation risk, with a last row for the
+        reference h = 0 ("perfectly calibrated": estimate 0, no interval)."""
+        cols = ["estimator", "hyperparameters", "val_risk", "risk_diff", "risk_diff_se", "tied", "sqrt_risk_x100",
+                "estimate", "ci_low", "ci_high", "at_grid_edge", "seconds"]
+        table = self.summary.sort_values("val_risk")[cols]
+        ref = self.reference
+        if ref is None:
+            return table.reset_index(drop=True)
+        row = {c: None for c in cols}
+        part = self.folds[self.folds["estimator"] == REFERENCE]
+        row.update(ref, hyperparameters="perfectly calibrated (reference)", estimate=0.0,
+                   sqrt_risk_x100=100 * float(np.mean(np.sqrt(part["val_risk"]))), at_grid_edge=False)
+        return pd.concat([table, pd.DataFrame([row], columns=cols).astype(table.dtypes.to_dict(), errors="ignore")],
+                         ignore_index=True)
+
+    def confidence_interval(self, estimator=None, level=0.95):
+        """Interval of an estimator's calibration error (not squared).
+
+        It covers both the sampling of the holdout rows and the fitting of the fold
+        models (:mod:`calibdash.uncertainty`): the squared-error interval
+        ``squared_estimate +- t se`` (Student's t at ``se_df`` degrees of freedom), taken
+        to the error's scale by square roots of its ends, clipped at 0. The summary's
+        ``ci_low`` and ``ci_high`` are this at level 0.95.
+
+        Parameters
+        ----------
+        estimator : str or None
+            An estimator of ``summary``; None means the best (lowest validation risk).
+        level : float, default=0.95
+
+        Returns
+        -------
+        (low, high) : tuple of float
+        """
+        check_level(level)
+        if estimator is None:
+            row = self.best
+        else:
+            rows = self.summary[self.summary["estimator"] == estimator]
+            if not len(rows):
+                raise ValueError(f"{estimator!r} is not an estimator of this result; choose from "
+                                 f"{', '.join(map(repr, self.summary['estimator']))}.")
+            row = rows.iloc[0]
+        sq, se = float(row["squared_estimate"]), float(row["squared_estimate_se"])
+        q = t_quantile(level, float(row["se_df"]))
+        return root_interval(sq - q * se, sq + q * se)
 
     def to_json(self, indent=None):
         """Serialise to a JSON string (standard JSON: NaN is written as null)."""
@@ -109,6 +203,9 @@ class EvaluationResult:
                 "curves": _frame_to_json(self.curves),
                 "folds": _frame_to_json(self.folds),
                 "others": _frame_to_json(self.others),
+                "split": None if self.split is None else {
+                    "test": [int(i) for i in self.split["test"]],
+                    "folds": [[int(i) for i in v] for v in self.split["folds"]]},
             },
             indent=indent,
             allow_nan=False,
@@ -124,7 +221,8 @@ class EvaluationResult:
         if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
             raise ValueError("This JSON file is not a calibdash evaluation result.")
         if obj.get("version") != _VERSION:
-            raise ValueError(f"Result format version {obj.get('version')!r} is not supported (expected {_VERSION}).")
+            raise ValueError(f"Result format version {obj.get('version')!r} is not supported (expected {_VERSION}): "
+                             "it was written by an older calibdash, without honest intervals; evaluate the data again.")
         return cls(
             summary=_frame_from_json(obj["summary"]),
             curves=_frame_from_json(obj["curves"]),
@@ -132,4 +230,7 @@ class EvaluationResult:
             config=obj["config"],
             warnings=list(obj["warnings"]),
             others=_frame_from_json(obj["others"]) if "others" in obj else None,
+            split=None if obj.get("split") is None else {
+                "test": np.asarray(obj["split"]["test"], dtype=np.int64),
+                "folds": [np.asarray(v, dtype=np.int64) for v in obj["split"]["folds"]]},
         )

@@ -181,3 +181,15 @@ def risk(estimator, P, y, route="auto"):
     U = residuals(P, y, estimator.notion)
     F, G = estimator.bilinear_form(P)
     return risk_from_features(U, F, G, route=route)
+
+
+def zero_risk(P, y, notion):
+    """Eq. (20) of the trivial estimator h = 0 ("the model is perfectly calibrated"): the
+    mean over pairs i != j of <u_i, u_j>^2, by the cheaper exact route.
+
+    An estimator whose risk is not clearly below this one's has not shown that the data
+    hold any miscalibration at all.
+    """
+    P, y = validate(P, y)
+    U = residuals(P, y, notion)
+    return risk_from_features(U, np.zeros((U.shape[0], 0)))

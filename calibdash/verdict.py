@@ -1,12 +1,24 @@
-"""A plain-language verdict on an evaluation, for readers who are not specialists."""
+"""A plain-language verdict on an evaluation, for readers who are not specialists.
+
+The verdict reports what the data support, not one number chosen among several that the
+data cannot tell apart:
+
+* The estimators whose paired fold risks are not significantly worse than the best one's
+  are *tied* (:func:`calibdash.uncertainty.paired_risks`). The verdict's interval is the
+  union of the tied estimators' 95% intervals, so it covers the true error whenever any
+  tied estimator's interval does.
+* When the tied estimators' intervals do not all overlap, the headline says so and gives
+  the range of their estimates ("between 6 and 13 points: these estimators fit the data
+  equally well and disagree").
+* When the trivial estimator h = 0 ("perfectly calibrated") is tied with the best, the
+  data do not show any miscalibration, and the interval starts at 0.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
-Z95 = 1.96
+from .uncertainty import REFERENCE
 
 _NOTION_WORDS = {
     "top-label": "how far the model's confidence in its predicted class is from how often that class is right",
@@ -17,7 +29,30 @@ _NOTION_WORDS = {
 
 @dataclass
 class Verdict:
-    """The verdict's parts; :meth:`markdown` joins them for display."""
+    """The verdict's parts; :meth:`markdown` joins them for display.
+
+    Attributes
+    ----------
+    estimator : str
+        The estimator of lowest validation risk.
+    notion : str
+    estimate_pp : float
+        Its estimate, in percentage points.
+    low_pp, high_pp : float
+        The verdict's 95% interval in percentage points: the union of the intervals of
+        the tied estimators (from 0 when h = 0 is tied).
+    excludes_zero : bool
+        The interval lies above 0.
+    tied : list of str
+        The estimators the risk cannot tell apart from the best (and "h = 0" if tied).
+    disagree : bool
+        Tied estimators whose intervals do not overlap: the headline gives a range.
+    range_pp : tuple of float
+        The lowest and highest estimate of the tied estimators, in percentage points.
+    shows_miscalibration : bool or None
+        The best estimator's risk is clearly below that of h = 0 (None when the result
+        has no reference risks).
+    """
 
     estimator: str
     notion: str
@@ -28,6 +63,10 @@ class Verdict:
     headline: str
     details: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
+    tied: list = field(default_factory=list)
+    disagree: bool = False
+    range_pp: tuple = (float("nan"), float("nan"))
+    shows_miscalibration: bool | None = None
 
     def markdown(self):
         lines = [f"**{self.headline}**", ""]
@@ -37,12 +76,13 @@ class Verdict:
         return "\n".join(lines)
 
 
+def _names(names):
+    names = [f"**{n}**" for n in names]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def verdict(result):
     """Summarise an :class:`~calibdash.EvaluationResult` in a few sentences.
-
-    The estimator with the lowest validation risk is the one the risk "trusts most"; its
-    holdout estimate is reported in percentage points with an approximate 95% interval
-    (estimate +- 1.96 standard errors over the fold models, clipped at 0).
 
     Parameters
     ----------
@@ -56,42 +96,77 @@ def verdict(result):
     notion = result.config.get("call", {}).get("notion", "?")
     best = result.best
     est = 100 * float(best["estimate"])
-    se = 100 * float(best["estimate_se"])
-    low, high = max(0.0, est - Z95 * se), est + Z95 * se
+    tied = s[s["tied"]] if "tied" in s else s[s["estimator"] == best["estimator"]]
+    ref = result.reference
+    ref_tied = bool(ref is not None and ref["tied"])
+    low = 100 * float(tied["ci_low"].min())
+    high = 100 * float(tied["ci_high"].max())
+    if ref_tied:
+        low = 0.0
+    lo_est, hi_est = 100 * float(tied["estimate"].min()), 100 * float(tied["estimate"].max())
+    # The tied estimators disagree when some two of their intervals do not overlap.
+    disagree = len(tied) > 1 and float(tied["ci_low"].max()) > float(tied["ci_high"].min())
     excludes_zero = low > 0
-    if excludes_zero:
-        level = "clearly miscalibrated" if est >= 2 else "slightly but measurably miscalibrated"
+    interval = f"95% interval {low:.2f} to {high:.2f}"
+    if ref_tied:
+        headline = (
+            f"The data do not show that the model is miscalibrated: the {notion} calibration error is at most "
+            f"about {high:.2f} percentage points ({interval}), and the estimate \"perfectly calibrated\" (h = 0) "
+            "predicts held-out calibration gaps as well as the best estimator."
+        )
+    elif disagree:
+        headline = (
+            f"The {notion} calibration error lies between {lo_est:.2f} and {hi_est:.2f} percentage points "
+            f"({interval}): {len(tied)} estimators fit the data equally well and disagree, so no single figure is "
+            "supported."
+        )
     else:
-        level = "indistinguishable from perfectly calibrated at this sample size"
-    headline = (
-        f"The {notion} calibration error is about {est:.2f} percentage points "
-        f"(95% interval {low:.2f} to {high:.2f}): the model is {level}."
-    )
-    details = [
-        f"The {notion} error measures {_NOTION_WORDS.get(notion, 'miscalibration')}.",
-        f"The estimator the risk trusts most is **{best['estimator']}** ({best['hyperparameters']}): "
-        "it has the lowest validation risk, i.e. it predicted held-out calibration gaps best.",
-    ]
-    others = s[s["estimator"] != best["estimator"]].sort_values("val_risk")
-    if len(others):
-        runner = others.iloc[0]
-        diff = float(runner["val_risk"] - best["val_risk"])
-        spread = float(np.hypot(runner["val_risk_se"], best["val_risk_se"]))
-        if diff > 2 * spread:
-            details.append(f"It beats the runner-up, {runner['estimator']}, clearly (risk difference above twice its standard error).")
-        else:
+        level = "clearly miscalibrated" if low >= 2 else ("slightly but measurably miscalibrated" if excludes_zero
+                                                           else "indistinguishable from perfectly calibrated at this sample size")
+        headline = f"The {notion} calibration error is about {est:.2f} percentage points ({interval}): the model is {level}."
+
+    details = [f"The {notion} error measures {_NOTION_WORDS.get(notion, 'miscalibration')}."]
+    k = int(result.config.get("n_folds", result.config.get("call", {}).get("n_folds", 0)) or len(result.folds["fold"].unique()))
+    if len(tied) == 1:
+        details.append(
+            f"The estimator the risk trusts most is **{best['estimator']}** ({best['hyperparameters']}): paired over the "
+            f"{k} validation folds, every other estimator predicts held-out calibration gaps measurably worse."
+        )
+    else:
+        details.append(
+            f"The risk cannot tell {_names(tied['estimator'])} apart (paired over the {k} validation folds, none is "
+            f"measurably worse than the best, **{best['estimator']}**); their estimates range from {lo_est:.2f} to "
+            f"{hi_est:.2f} points, and the interval above covers all of their intervals."
+        )
+        if disagree:
             details.append(
-                f"The runner-up, {runner['estimator']}, is within the noise of the risk; its estimate is "
-                f"{100 * runner['estimate']:.2f} points, so read the figure as a range."
+                "Their intervals do not overlap: they smooth the data differently and the data cannot say which "
+                "smoothing is right. Read the figure as this range, not as one number; more data would narrow it."
+            )
+    if ref is not None:
+        if ref_tied:
+            details.append(
+                "The trivial estimator h = 0, which says the model is perfectly calibrated, is not measurably worse than "
+                "the best estimator: absence of evidence is not proof of calibration."
+            )
+        else:
+            z = ref["risk_diff"] / ref["risk_diff_se"] if ref["risk_diff_se"] > 0 else float("inf")
+            details.append(
+                f"The best estimator predicts held-out calibration gaps better than h = 0 (\"perfectly calibrated\") "
+                f"by {z:.1f} paired standard errors: the data show miscalibration."
             )
     baseline = s[s["estimator"] == "15-bins"]
     if len(baseline) and best["estimator"] != "15-bins":
-        b = 100 * float(baseline.iloc[0]["estimate"])
-        inside = low <= b <= high
-        details.append(
-            f"The common 15-bin estimate is {b:.2f} points, "
-            + ("inside this interval." if inside else "outside this interval: the usual binned figure would mislead here.")
-        )
+        b = baseline.iloc[0]
+        b_est, b_lo, b_hi = 100 * float(b["estimate"]), 100 * float(b["ci_low"]), 100 * float(b["ci_high"])
+        text = f"The common 15-bin estimate is {b_est:.2f} points (95% interval {b_lo:.2f} to {b_hi:.2f})"
+        if bool(b.get("tied", False)):
+            details.append(text + ", and the risk cannot tell it apart from the best estimator.")
+        elif b_hi < low or b_lo > high:
+            details.append(text + ": outside the interval above, and the risk ranks it measurably worse, so the usual "
+                                  "binned figure would mislead here.")
+        else:
+            details.append(text + ": the risk ranks it measurably worse, but its interval overlaps the one above.")
     other = result.others
     tests = other[other["estimator"].str.startswith("skce") & other["p_value"].notna()] if len(other) else other
     for _, t in tests.iterrows():
@@ -110,8 +185,9 @@ def verdict(result):
             "L1 error, on another scale than the figure above, so compare it with other L1 errors only."
         )
     details.append(
-        f"The interval reflects the spread over the {len(result.folds['fold'].unique()) if len(result.folds) else '?'} "
-        f"fold models on {result.config.get('n_test', '?')} held-out rows; it does not include the uncertainty of the choice of estimator."
+        f"Every interval covers both which {result.config.get('n_test', '?')} rows were held out and which rows fitted "
+        f"the {k} fold models. It cannot cover an estimator's bias: smoothing estimators shrink small errors towards 0 "
+        "(the measured coverage is in the documentation's results)."
     )
     return Verdict(
         estimator=str(best["estimator"]),
@@ -123,6 +199,10 @@ def verdict(result):
         headline=headline,
         details=details,
         warnings=list(result.warnings),
+        tied=list(tied["estimator"]) + ([REFERENCE] if ref_tied else []),
+        disagree=bool(disagree),
+        range_pp=(lo_est, hi_est),
+        shows_miscalibration=None if ref is None else not ref_tied,
     )
 
 

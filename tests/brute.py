@@ -151,20 +151,43 @@ def kkkr_h(P_tr, y_tr, P_a, P_b, notion, lam, kernel):
 
 # -- temperature plug-in ------------------------------------------------------------------
 def temperature_h(P_a, P_b, notion, T):
-    def v(P):
+    """Canonical: v(p) = p - softmax(log p / T). Top-label and classwise: per problem
+    v(z) = z - z^b / (z^b + (1 - z)^b), b = 1 / T, with 1 - z the sum of the other entries;
+    ``T`` is one temperature for top-label and canonical, one per class for classwise."""
+
+    def v_canonical(P):
         rows = []
         for p in P:
             logit = np.log(np.maximum(p, TINY)) / T
             g = np.exp(logit - logit.max())
             g /= g.sum()
-            if notion == "top-label":
-                k = int(np.argmax(p))
-                rows.append([p[k] - g[k]])
-            else:
-                rows.append(p - g)
+            rows.append(p - g)
         return np.array(rows)
 
+    def v_one_dimensional(P):
+        temps = [T] if notion == "top-label" else list(T)
+        cols = []
+        for (z, zc, _), temp in zip(notion_problems(P, np.zeros(len(P), int), notion), temps):
+            b = 1.0 / temp
+            col = []
+            for zi, ci in zip(z[:, 0], zc):
+                num = np.power(max(zi, TINY), b)
+                col.append(zi - num / (num + np.power(max(ci, TINY), b)))
+            cols.append(col)
+        return np.array(cols).T
+
+    v = v_canonical if notion == "canonical" else v_one_dimensional
     return v(P_a) @ v(P_b).T
+
+
+def binary_temperature_nll(z, zc, t, T):
+    """Mean negative log-likelihood of the event t = 1 under g(z) = z^b / (z^b + zc^b)."""
+    b = 1.0 / T
+    total = 0.0
+    for zi, ci, ti in zip(z, zc, t):
+        num, den = np.power(max(zi, TINY), b), np.power(max(zi, TINY), b) + np.power(max(ci, TINY), b)
+        total -= np.log(num / den) if ti == 1 else np.log(1.0 - num / den)
+    return total / len(t)
 
 
 def temperature_nll(P, y, T):

@@ -66,6 +66,28 @@ def test_first_visit_shows_a_finished_demo_analysis(at):
     assert set(others["quantity"]) >= {"L1 calibration error", "calibration error (L2)"}
 
 
+def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
+    go(at, "app_pages/results.py")
+    shown = at.radio(key="view__notion").value
+    (res,) = [r for r in at.session_state["results"].values() if r.config["call"]["notion"] == shown]
+    (table,) = [d.value for d in at.dataframe if "risk_diff" in d.value.columns]
+    # every estimator with its paired comparison and interval, then the reference h = 0
+    assert list(table["estimator"]) == list(res.summary.sort_values("val_risk")["estimator"]) + ["h = 0"]
+    assert {"ci_low", "ci_high", "tied", "risk_diff", "risk_diff_se"} <= set(table.columns)
+    ref = table.iloc[-1]
+    assert ref["estimate"] == 0.0 and ref["tied"] == res.reference["tied"]
+    assert ref["val_risk"] == pytest.approx(res.reference["val_risk"], rel=1e-12)
+    best = table.iloc[0]
+    assert best["risk_diff"] == 0.0 and best["tied"]
+    text = " ".join(m.value for m in at.markdown)
+    low, high = 100 * res.summary.loc[res.summary["tied"], "ci_low"].min(), 100 * res.summary.loc[res.summary["tied"], "ci_high"].max()
+    assert f"95% interval {0.0 if res.reference['tied'] else low:.2f} to {high:.2f}" in text
+    assert "h = 0" in text and "paired over the 5 validation folds" in text.lower()
+    # the literature's rows carry intervals too
+    (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
+    assert (others["ci_low"] <= others["estimate"]).all() and (others["estimate"] <= others["ci_high"]).all()
+
+
 def test_every_page_renders_with_help_on_every_control(at):
     for page in PAGES:
         go(at, page)

@@ -80,6 +80,16 @@ def test_learn_scenarios_and_settings(app):
     at.slider(key="view__lab_distortion").set_value(1.0).run()
     no_exception(at)
     assert "0.00 percentage points" in " ".join(c.value for c in at.caption)  # calibrated: truth 0
+    # the two distortions that are not a temperature scaling, with their own controls
+    at.selectbox(key="view__lab_scenario").set_value("Class-dependent logit bias").run()
+    at.slider(key="view__lab_strength").set_value(2.0).run()
+    no_exception(at)
+    truth = lab.scenario("logit-bias", strength=2.0).truth("canonical")
+    assert f"{100 * truth:.2f} percentage points" in " ".join(c.value for c in at.caption)
+    at.selectbox(key="view__lab_scenario").set_value("Nearly calibrated (piecewise-linear log-probabilities)").run()
+    at.slider(key="view__lab_pw_slope").set_value(1.0).run()
+    no_exception(at)
+    assert "0.00 percentage points" in " ".join(c.value for c in at.caption)  # slope 1: calibrated
 
 
 def test_compare_default_view_matches_the_library(app):
@@ -88,7 +98,7 @@ def test_compare_default_view_matches_the_library(app):
     widgets_have_help(at)
     (res,) = at.session_state["cmp_results"].values()
     want = cd.compare({name: load_demo(name) for name in ["digits: random forest", "digits: logistic regression"]},
-                      notion="top-label", random_state=0, n_boot=2000)
+                      notion="top-label", random_state=0)
     pd.testing.assert_frame_equal(res.pairs, want.pairs, rtol=1e-9)
     pd.testing.assert_frame_equal(res.models, want.models, rtol=1e-9)
     shown = at.dataframe[1].value  # models table, then pairs table

@@ -115,6 +115,13 @@ def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lene
     assert html.count("Plotly.newPlot(") == figures
     # the verdict on stdout, progress on stderr (one line per step: not a terminal)
     assert "percentage points" in proc.stdout and "report.html" in proc.stdout
+    # the interval, the tied estimators and the reference h = 0, per notion
+    from calibdash.verdict import verdict
+
+    for res in direct.values():
+        v = verdict(res)
+        assert f"95% interval {v.low_pp:.2f} to {v.high_pp:.2f}" in proc.stdout
+    assert proc.stdout.count("tied with the best (") == 2 and proc.stdout.count("h = 0 (perfectly calibrated): ") == 2
     assert "cifar10_lenet5 1/" in proc.stderr and "top-label, fold" in proc.stderr and "done" in proc.stderr
 
 

@@ -41,7 +41,7 @@ def test_level_on_two_equally_calibrated_models():
     p = []
     for r in range(400):
         A, B, y = exchangeable_pair(1000, np.random.default_rng(10_000 + r))
-        res = cd.compare({"a": A, "b": B}, y, notion="canonical", estimators=["temperature"], random_state=r, n_boot=200)
+        res = cd.compare({"a": A, "b": B}, y, notion="canonical", estimators=["temperature"], random_state=r)
         p.append(res.pairs["p_value"].iloc[0])
     rate = float(np.mean(np.array(p) < 0.05))
     assert 0.02 <= rate <= 0.08, rate
@@ -57,7 +57,7 @@ def test_power_against_a_temperature_2_distortion():
         calibrated = sim.probs
         softened = softmax(sim.log_true_probs / 2.0)
         res = cd.compare({"calibrated": calibrated, "temperature 2": softened}, sim.labels, notion="canonical",
-                         estimators=["temperature"], random_state=r, n_boot=200)
+                         estimators=["temperature"], random_state=r)
         row = res.pairs.iloc[0]
         hits.append(row["p_value"] < 0.05 and row["difference"] < 0)
     assert np.mean(hits) >= 0.95, np.mean(hits)
@@ -79,7 +79,7 @@ def three_models():
 @pytest.fixture(scope="module")
 def three_result(three_models):
     models, y = three_models
-    return cd.compare(models, y, notion="top-label", estimators=["bins", "temperature"], random_state=3, n_boot=300)
+    return cd.compare(models, y, notion="top-label", estimators=["bins", "temperature"], random_state=3)
 
 
 def test_tables_and_pairs_follow_the_documented_layout(three_result, three_models):
@@ -111,12 +111,12 @@ def test_every_model_uses_the_same_split_and_estimator(three_result, three_model
 
 
 def test_numbers_against_explicit_recomputation(three_result, three_models):
-    """Brute force: accuracy, Brier, squared estimates, the paired bootstrap replicates,
-    the jackknife, the degrees of freedom and the p-values, by loops."""
+    """Brute force: accuracy, Brier, squared estimates, the paired holdout variance, the
+    jackknife, the degrees of freedom, the intervals and the p-values, by loops."""
     res = three_result
     models, y = three_models
     names = list(models)
-    n_test, k, n_boot = len(res.holdout), 5, res.config["n_boot"]
+    n_test, k = len(res.holdout), 5
     for name in names:
         P = models[name]
         acc = sum(int(np.argmax(P[i]) == y[i]) for i in range(len(y))) / len(y)
@@ -127,19 +127,18 @@ def test_numbers_against_explicit_recomputation(three_result, three_models):
         summary = res.results[name].summary.set_index("estimator").loc[res.estimator]
         assert row["squared_estimate"] == pytest.approx(summary["squared_estimate"], rel=1e-10, abs=1e-15)
         assert row["estimate"] == pytest.approx(np.sqrt(max(summary["squared_estimate"], 0)), rel=1e-10, abs=1e-15)
-    # the paired bootstrap, replicate by replicate, with the documented seed
-    rng = np.random.default_rng(3)
-    idx = rng.integers(0, n_test, size=(n_boot, n_test))
+        # a model's own interval is the one its evaluation reports for that estimator
+        assert (row["ci_low"], row["ci_high"]) == pytest.approx(
+            res.results[name].confidence_interval(res.estimator), rel=1e-10, abs=1e-15)
     diags = [res.diagonals[name] for name in names]
-    boot = np.array([[d[idx[b]].mean() for d in diags] for b in range(n_boot)])
     folds = {}
     for name in names:
         f = res.results[name].folds
         folds[name] = f[f["estimator"] == res.estimator].sort_values("fold")["squared_estimate"].to_numpy()
     for row in res.pairs.itertuples():
         a, b = names.index(row.model_a), names.index(row.model_b)
-        d = boot[:, a] - boot[:, b]
-        vb = sum((v - d.mean()) ** 2 for v in d) / (n_boot - 1)
+        d = diags[a] - diags[b]  # paired row differences on the shared holdout rows
+        vb = sum((v - d.mean()) ** 2 for v in d) / (n_test - 1) / n_test
         fd = folds[row.model_a] - folds[row.model_b]
         vj = (k - 1) / k * sum((v - fd.mean()) ** 2 for v in fd)
         df = (vb + vj) ** 2 / (vb**2 / (n_test - 1) + vj**2 / (k - 1))
@@ -168,7 +167,7 @@ def test_user_chosen_estimator_and_n_jobs_pass_through(three_models, monkeypatch
 
     monkeypatch.setattr(compare_module, "evaluate", spy)
     res = cd.compare(dict(list(models.items())[:2]), y, notion="top-label", estimator="bins", estimators=["temperature"],
-                     n_jobs=2, n_boot=200)
+                     n_jobs=2)
     assert res.estimator == "bins" and seen == [2, 2]
     assert res.config["estimator_chosen_by"] == "user"
 
@@ -176,8 +175,8 @@ def test_user_chosen_estimator_and_n_jobs_pass_through(three_models, monkeypatch
 def test_predictions_objects_carry_their_labels(three_models):
     models, y = three_models
     preds = {name: load_predictions(P, y, kind="probabilities") for name, P in list(models.items())[:2]}
-    a = cd.compare(preds, notion="top-label", estimators=["temperature"], n_boot=200)
-    b = cd.compare(dict(list(models.items())[:2]), y, notion="top-label", estimators=["temperature"], n_boot=200)
+    a = cd.compare(preds, notion="top-label", estimators=["temperature"])
+    b = cd.compare(dict(list(models.items())[:2]), y, notion="top-label", estimators=["temperature"])
     pd.testing.assert_frame_equal(a.pairs, b.pairs)
 
 
@@ -201,7 +200,7 @@ def test_bad_input_is_refused_with_a_clear_message(three_models, make, message):
     P = models["calibrated"]
     args, labels = make(P, y)
     with pytest.raises(ValueError, match=message):
-        cd.compare(args, labels, notion="top-label", estimators=["temperature"], n_boot=200)
+        cd.compare(args, labels, notion="top-label", estimators=["temperature"])
 
 
 def test_logistic_models_with_known_ranking():
@@ -211,7 +210,7 @@ def test_logistic_models_with_known_ranking():
     y = (rng.random(3000) < expit(x)).astype(int)
     truth = np.column_stack([expit(-x), expit(x)])
     sharp = np.column_stack([expit(-3 * x), expit(3 * x)])
-    res = cd.compare({"truth": truth, "sharp": sharp}, y, notion="top-label", estimators=["bins"], n_boot=300)
+    res = cd.compare({"truth": truth, "sharp": sharp}, y, notion="top-label", estimators=["bins"])
     row = res.pairs.iloc[0]
     assert row["difference"] < 0 and row["p_value"] < 0.01
     assert res.models.set_index("model").loc["sharp", "estimate"] > 0.05
@@ -229,7 +228,7 @@ def test_comparison_figures_show_the_computed_numbers(three_result):
     fig = plots.pairs_figure(res)
     np.testing.assert_allclose(fig.data[0].x, res.pairs["difference"])
     assert list(fig.data[0].y) == [f"{a} - {b}" for a, b in zip(res.pairs["model_a"], res.pairs["model_b"])]
-    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_boot=0) for name, P in res.probs.items()}
+    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels)) for name, P in res.probs.items()}
     fig = plots.overlaid_reliability_figure(tables)
     assert [t.name for t in fig.data[1:]] == list(tables)
 
@@ -237,7 +236,7 @@ def test_comparison_figures_show_the_computed_numbers(three_result):
 def test_identical_models_do_not_differ(three_models):
     models, y = three_models
     P = models["noisy"]
-    res = cd.compare({"a": P, "b": P.copy()}, y, notion="top-label", estimators=["bins"], n_boot=200)
+    res = cd.compare({"a": P, "b": P.copy()}, y, notion="top-label", estimators=["bins"])
     row = res.pairs.iloc[0]
     assert row["difference"] == 0 and row["se"] == 0 and row["p_value"] == 1.0
 

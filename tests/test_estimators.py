@@ -49,7 +49,8 @@ def brute_h(fam, est, P_tr, y_tr, P_a, P_b, notion):
     if fam == "kkkr":
         return brute.kkkr_h(P_tr, y_tr, P_a, P_b, notion, est.lam, kernel)
     if fam == "temperature":
-        return brute.temperature_h(P_a, P_b, notion, est.temperature_)
+        T = est.temperatures_ if notion == "classwise" else est.temperature_
+        return brute.temperature_h(P_a, P_b, notion, T)
     raise AssertionError(fam)
 
 
@@ -112,6 +113,51 @@ def test_fitted_temperature_minimises_nll():
     best = brute.temperature_nll(P, y, T)
     for factor in (0.99, 1.01, 0.9, 1.1):
         assert brute.temperature_nll(P, y, T * factor) > best
+
+
+@pytest.mark.parametrize("notion", ["top-label", "classwise"])
+def test_fitted_one_dimensional_temperatures_minimise_the_binary_nll(notion):
+    """Top-label fits T on (c, correct), classwise one T per class on (p_k, 1[y = k]):
+    each the minimiser of the binary NLL of g(z) = z^b / (z^b + (1 - z)^b), b = 1 / T."""
+    from scipy.optimize import minimize_scalar
+
+    P, y = random_problem(seed=9, n=200, d=4, concentration=0.5)
+    est = cd.make_estimator("temperature", notion=notion, temperature="fit").fit(P, y)
+    temps = [est.temperature_] if notion == "top-label" else est.temperatures_
+    problems = brute.notion_problems(P, y, notion)
+    assert len(temps) == len(problems)
+    for (z, zc, t), T in zip(problems, temps):
+
+        def nll(log_T, z=z, zc=zc, t=t):
+            return brute.binary_temperature_nll(z[:, 0], zc, t[:, 0], np.exp(log_T))
+
+        res = minimize_scalar(nll, bounds=(-5, 5), method="bounded", options={"xatol": 1e-10})
+        assert T == pytest.approx(np.exp(res.x), rel=1e-6)
+        assert nll(np.log(T)) <= res.fun + 1e-12
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_temperature_objective_of_the_fallback_is_the_nll(d):
+    """Brent's fallback (taken when the Newton curvature vanishes) minimises the NLL itself,
+    on the general and on the two-class route."""
+    from calibdash.estimators.temperature import _binary_nll, _multiclass_nll
+
+    P, y = random_problem(seed=12, n=80, d=d, concentration=0.5)
+    routes = [_multiclass_nll] + ([_binary_nll] if d == 2 else [])
+    for route in routes:
+        _, nll = route(P, y)
+        for T in (0.3, 1.0, 2.5):
+            assert nll(np.log(1 / T)) == pytest.approx(brute.temperature_nll(P, y, T), rel=1e-12)
+
+
+def test_classwise_temperature_has_one_temperature_per_class():
+    P, y = random_problem(seed=10, n=120, d=3)
+    est = cd.make_estimator("temperature", notion="classwise").fit(P, y)
+    assert est.temperatures_.shape == (3,)
+    with pytest.raises(AttributeError, match="temperatures_"):
+        est.temperature_
+    fixed = cd.make_estimator("temperature", notion="classwise", temperature=1.5).fit(P, y)
+    np.testing.assert_array_equal(fixed.temperatures_, [1.5, 1.5, 1.5])
 
 
 @pytest.mark.parametrize("fam", ["ukkr", "kkkr"])
@@ -315,3 +361,89 @@ def test_kde_normalisers_given_for_all_folds_equal_the_ones_computed_per_fold():
     assert np.array_equal(path.risks(P_ev, y_ev), alone)
     with pytest.raises(ValueError, match="Expected 200 normalisers"):
         path.estimators[0].train_[0].set_log_beta(0.01, table[0])
+
+
+# -- what each notion conditions on --------------------------------------------------------
+# The top-label error conditions on the confidence alone, the classwise error of class k
+# on p_k alone: an estimator that reads more of the vector estimates a different (larger)
+# quantity and the risk favours it for that. Every family is covered, new ones included.
+TOP_LABEL_FAMILIES = [fam for fam, cls in cd.FAMILIES.items() if "top-label" in cls.supported_notions]
+CLASSWISE_FAMILIES = [fam for fam, cls in cd.FAMILIES.items() if "classwise" in cls.supported_notions]
+
+
+def same_confidences(P, rng):
+    """Rows with P's maximum, moved to a random position, and the rest of the mass spread
+    differently over the other classes (each kept below the maximum)."""
+    n, d = P.shape
+    out = np.empty_like(P)
+    for i, p in enumerate(P):
+        k = int(np.argmax(p))
+        c = p[k]
+        others = np.delete(p, k)
+        rest = others.sum()
+        for _ in range(100):
+            trial = rest * rng.dirichlet(np.ones(d - 1))
+            if trial.max() < c:
+                others = trial
+                break
+        else:
+            others = others[::-1]  # little room below c: at least reorder the others
+        top = int(rng.integers(d))
+        out[i] = np.insert(others, top, c)
+    return out
+
+
+def class_blocks(F, G, d):
+    """Column slices of F per class for a classwise form: one column each for a plug-in
+    (G = identity), otherwise the diagonal blocks of the block-diagonal G, in class order."""
+    if G is None:
+        assert F.shape[1] == d
+        return [slice(k, k + 1) for k in range(d)]
+    blocks, start = [], 0
+    for end in range(1, G.shape[0] + 1):
+        if not G[start:end, end:].any() and not G[end:, start:end].any():
+            blocks.append(slice(start, end))
+            start = end
+    assert len(blocks) == d, "G is not block-diagonal with one block per class"
+    return blocks
+
+
+@pytest.mark.parametrize("fam", TOP_LABEL_FAMILIES)
+def test_top_label_estimators_use_the_confidence_alone(fam):
+    """Two inputs with equal confidences get equal h, whatever the other entries are and
+    wherever the top class sits."""
+    P, y = random_problem(seed=17, n=300, d=4)
+    est = cd.make_estimator(fam, notion="top-label").fit(P, y)
+    rng = np.random.default_rng(5)
+    P_a = random_problem(seed=18, n=60, d=4)[0]
+    P_b = same_confidences(P_a, rng)
+    np.testing.assert_array_equal(P_a.max(axis=1), P_b.max(axis=1))
+    assert np.abs(np.sort(P_a, axis=1) - np.sort(P_b, axis=1)).max() > 0.1  # the inputs do differ
+    np.testing.assert_allclose(est.h_diag(P_b), est.h_diag(P_a), rtol=0, atol=1e-12)
+    H = est.h(P_a, P_a)
+    np.testing.assert_allclose(est.h(P_a, P_b), H, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(est.h(P_b, P_b), H, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("fam", CLASSWISE_FAMILIES)
+def test_classwise_features_of_a_class_use_its_probability_alone(fam):
+    """Moving mass between two other classes j, l leaves class k's features unchanged."""
+    d = 4
+    P, y = random_problem(seed=19, n=300, d=d)
+    est = cd.make_estimator(fam, notion="classwise").fit(P, y)
+    P_a = random_problem(seed=20, n=60, d=d)[0]
+    F_a, G_a = est.bilinear_form(P_a)
+    blocks = class_blocks(F_a, G_a, d)
+    rng = np.random.default_rng(6)
+    for k in range(d):
+        j, l = rng.choice([m for m in range(d) if m != k], size=2, replace=False)
+        P_b = P_a.copy()
+        moved = rng.uniform(0.2, 1.0, size=len(P_a)) * P_a[:, j]
+        P_b[:, j] -= moved
+        P_b[:, l] += moved
+        F_b, G_b = est.bilinear_form(P_b)
+        if G_a is not None:
+            np.testing.assert_array_equal(G_b, G_a)
+        np.testing.assert_allclose(F_b[:, blocks[k]], F_a[:, blocks[k]], rtol=0, atol=1e-12)
+        # and the features of j and l do see the change (the test has teeth)
+        assert np.abs(F_b[:, blocks[j]] - F_a[:, blocks[j]]).max() > 1e-6

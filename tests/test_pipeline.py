@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from scipy.stats import t as student_t
 
 import calibdash as cd
 from calibdash.pipeline import make_split
@@ -49,7 +50,33 @@ def test_steps_match_a_direct_transcription_of_algorithm_1():
                         for tr, _ in folds])
     assert row["squared_estimate"] == pytest.approx(fold_sq.mean(), rel=1e-12)
     assert row["estimate"] == pytest.approx(np.sqrt(fold_sq.mean()), rel=1e-12)
-    assert row["squared_estimate_se"] == pytest.approx(fold_sq.std(ddof=1) / 2, rel=1e-12)
+    # standard error: holdout rows (variance of the row means over fold models / n) plus
+    # fold fitting (delete-a-fold jackknife, (k - 1)^2 / k times the variance of fold_sq)
+    diag = np.array([cd.make_estimator("bins", notion="top-label", n_bins=grid[best]).fit(P[tr], y[tr]).h_diag(P[test])
+                     for tr, _ in folds])
+    row_means = diag.mean(axis=0)
+    var_rows = sum((v - row_means.mean()) ** 2 for v in row_means) / (len(test) - 1) / len(test)
+    var_fit = (4 - 1) ** 2 / 4 * sum((v - fold_sq.mean()) ** 2 for v in fold_sq) / 3
+    assert row["squared_se_holdout"] == pytest.approx(np.sqrt(var_rows), rel=1e-10)
+    assert row["squared_se_fit"] == pytest.approx(np.sqrt(var_fit), rel=1e-10)
+    assert row["squared_estimate_se"] == pytest.approx(np.sqrt(var_rows + var_fit), rel=1e-10)
+    df = (var_rows + var_fit) ** 2 / (var_rows**2 / (len(test) - 1) + var_fit**2 / 3)
+    assert row["se_df"] == pytest.approx(df, rel=1e-10)
+    q = student_t.ppf(0.975, df)
+    sq, se = fold_sq.mean(), np.sqrt(var_rows + var_fit)
+    assert row["ci_low"] == pytest.approx(np.sqrt(max(sq - q * se, 0.0)), rel=1e-10, abs=1e-15)
+    assert row["ci_high"] == pytest.approx(np.sqrt(sq + q * se), rel=1e-10)
+    assert res.confidence_interval() == pytest.approx((row["ci_low"], row["ci_high"]), rel=1e-12, abs=1e-15)
+    assert res.split["test"].tolist() == test.tolist()
+    assert [v.tolist() for v in res.split["folds"]] == [v.tolist() for _, v in folds]
+    np.testing.assert_allclose(res.diagonals["bins"], diag, rtol=1e-12)
+    # the reference h = 0: its fold risks are the mean of <u_i, u_j>^2 over ordered pairs
+    for k, (_, va) in enumerate(folds):
+        c, t = P[va].max(axis=1), (P[va].argmax(axis=1) == y[va]).astype(float)
+        u = c - t
+        brute = sum((u[i] * u[j]) ** 2 for i in range(len(va)) for j in range(len(va)) if i != j) / (len(va) * (len(va) - 1))
+        got = res.folds[(res.folds["estimator"] == "h = 0") & (res.folds["fold"] == k)]["val_risk"].iloc[0]
+        assert got == pytest.approx(brute, rel=1e-10)
     ens = res.models["bins"]
     assert ens.squared_error(P[test]) == pytest.approx(fold_sq.mean(), rel=1e-12)
     assert res.best["estimator"] == "bins"
@@ -139,11 +166,11 @@ def test_result_contents_and_config():
     preds = cd.load_predictions(*small_data(seed=3))
     P, y = preds.probs, preds.labels
     res = cd.evaluate(preds, notion="top-label", grids=dict(SMALL_GRIDS), random_state=4)
-    assert list(res.summary["estimator"]) == ["15-bins", "bins", "kde", "kkkr", "ukkr", "temperature"]
+    assert list(res.summary["estimator"]) == ["15-bins", "bins", "kde", "kkkr", "ukkr"]
     assert res.summary.loc[0, "params"]["n_bins"] == 15  # the fixed baseline is not tuned
-    expected_rows = 5 * (1 + 3 + 3 + 3 + 3 + 1)
+    expected_rows = 5 * (1 + 3 + 3 + 3 + 3)
     assert len(res.curves) == expected_rows
-    assert set(res.folds["estimator"]) == set(res.summary["estimator"])
+    assert set(res.folds["estimator"]) == set(res.summary["estimator"]) | {"h = 0"}
     cfg = res.config
     assert cfg["call"]["notion"] == "top-label" and cfg["call"]["random_state"] == 4
     assert cfg["n"] == 600 and cfg["n_test"] == 120 and sum(cfg["fold_sizes"]) == 480
@@ -173,7 +200,24 @@ def test_selection_at_the_edge_of_the_grid_is_reported():
     res = cd.evaluate(P, y, notion="top-label", estimators=["bins"], grids={"bins": {"n_bins": [1, 2, 3]}})
     row = res.summary.iloc[0]
     assert row["params"]["n_bins"] == 3 and row["at_grid_edge"]
-    assert any("n_bins = 3 lies at the high edge" in w for w in res.warnings)
+    assert any("n_bins = 3 lies at the high edge" in w and "still falling" in w and "add larger values" in w
+               for w in res.warnings)
+
+
+def test_a_flat_risk_at_the_edge_is_not_a_reason_to_extend_the_grid():
+    # correctness independent of the confidence: the best recalibration is the constant
+    # accuracy, which the kernel density estimator reaches as the bandwidth grows; at 1e300
+    # and 1e301 its kernels are exactly uniform, so the risk is exactly flat at that edge
+    rng = np.random.default_rng(6)
+    c = rng.uniform(0.5, 1.0, 1500)
+    P = np.column_stack([c, 1 - c])
+    y = (rng.random(1500) < 0.3).astype(int)
+    res = cd.evaluate(P, y, notion="top-label", estimators=["kde"], grids={"kde": {"bandwidth": [1e301, 1e300, 1e-3]}},
+                      others=[])
+    row = res.summary.iloc[0]
+    assert row["params"]["bandwidth"] == 1e301 and row["at_grid_edge"]
+    assert any("lies at the high edge" in w and "the risk is flat there" in w and "need not be extended" in w
+               for w in res.warnings), res.warnings
 
 
 def test_progress_is_reported_to_completion():
@@ -269,7 +313,7 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     best = grid[int(np.argmin(risks.mean(axis=0)))]
     fold_sq = [cd.make_estimator("kde", notion=notion, bandwidth=best).fit(P[tr], y[tr]).squared_error(P[test])
                for tr, _ in folds]
-    np.testing.assert_allclose(res.folds["squared_estimate"], fold_sq, rtol=1e-12)
+    np.testing.assert_allclose(res.folds.loc[res.folds["estimator"] == "kde", "squared_estimate"], fold_sq, rtol=1e-12)
 
     monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
     run = pipeline._NotionRun(P, y, notion, ["kde"], {"kde": {"bandwidth": grid}}, [], test, folds, True, 0.2, 2)

@@ -79,9 +79,18 @@ def test_report_states_fingerprint_configuration_versions_and_verdict(model, htm
         assert f"<td>{notion}</td>" in html and f'<td class="num">{call["random_state"]}</td>' in html
     for lib, version in results["top-label"].config["versions"].items():
         assert lib in text and version in text
-    # the run's estimate in points, with its interval
+    # the run's estimate in points, with its interval; every estimator's interval, the
+    # paired comparison and the reference h = 0 in the summary table
     best = results["top-label"].best
     assert f"{100 * best['estimate']:.2f}" in text
+    for res in results.values():
+        for _, r in res.summary.iterrows():
+            assert f"{100 * r['ci_low']:.2f} to {100 * r['ci_high']:.2f}" in text
+        ref = res.reference
+        assert "perfectly calibrated (reference)" in text and f"{ref['risk_diff']:.3g}" in text
+        v = verdict(res)
+        assert f"95% interval {v.low_pp:.2f} to {v.high_pp:.2f}" in text
+    assert "tied with best" in text and "risk above best (paired)" in text
 
 
 def test_report_has_every_figure_and_plotly_once_inline(model, html):

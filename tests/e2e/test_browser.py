@@ -3,8 +3,6 @@
 Screenshots of every page go to tests/output/ (not committed).
 """
 
-import time
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -39,16 +37,18 @@ def test_demo_landing_and_every_page(page):
 
 def test_cifar10_upload_evaluate_download(page, tmp_path):
     pg = page.page
-    t0 = time.perf_counter()
+    # No timing threshold here (the guide's rule): bench/bench_app.py times this in the browser.
     upload_and_run(page, CIFAR10)
-    seconds = time.perf_counter() - t0
-    assert seconds < 60, f"upload and default evaluation took {seconds:.1f} s"
     OUTPUT.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=OUTPUT / "cifar10_evaluate.png", full_page=True)
 
     page.goto_page("Results")
     pg.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
     pg.locator(".st-key-forest .js-plotly-plot").wait_for()
+    # the verdict states its interval and compares the best estimator with h = 0
+    verdict_box = pg.locator(".st-key-verdict")
+    verdict_box.get_by_text("95% interval").first.wait_for()
+    verdict_box.get_by_text("h = 0").first.wait_for()
     page.check()
     pg.screenshot(path=OUTPUT / "cifar10_results.png", full_page=True)
     with pg.expect_download() as info:
@@ -60,8 +60,10 @@ def test_cifar10_upload_evaluate_download(page, tmp_path):
     probs, labels = np.load(CIFAR10)["predictions"], np.load(CIFAR10)["ground_truth"]
     want = cd.evaluate(cd.load_predictions(CIFAR10), notion="top-label").summary
     assert list(got["estimator"]) == list(want["estimator"])
-    for col in ["val_risk", "val_risk_se", "estimate", "estimate_se", "squared_estimate"]:
+    for col in ["val_risk", "val_risk_se", "risk_diff", "risk_diff_se", "estimate", "estimate_se", "ci_low", "ci_high",
+                "squared_estimate"]:
         np.testing.assert_allclose(got[col], want[col], rtol=1e-9, atol=1e-15, err_msg=col)
+    assert list(got["tied"]) == list(want["tied"])
     assert probs.shape == (10_000, 10) and len(labels) == 10_000
 
     page.goto_page("Reliability")

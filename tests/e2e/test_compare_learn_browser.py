@@ -35,7 +35,7 @@ def test_compare_page_default_view_and_download(browser, server, tmp_path):
         got = download_csv(pg, "dl_cmp_pairs", tmp_path / "pairs.csv")
         models = download_csv(pg, "dl_cmp_models", tmp_path / "models.csv")
         names = ["digits: random forest", "digits: logistic regression"]
-        want = cd.compare({n: load_demo(n) for n in names}, notion="top-label", random_state=0, n_boot=2000)
+        want = cd.compare({n: load_demo(n) for n in names}, notion="top-label", random_state=0)
         assert list(got["model_a"]) == list(want.pairs["model_a"]) and list(got["model_b"]) == list(want.pairs["model_b"])
         for col in ["difference", "se", "ci_low", "ci_high", "p_value"]:
             np.testing.assert_allclose(got[col], want.pairs[col], rtol=1e-9, atol=1e-300, err_msg=col)
