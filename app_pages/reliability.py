@@ -6,7 +6,6 @@ import streamlit as st
 import ui
 from calibdash import plots
 from calibdash import reliability as rl
-from calibdash.pipeline import make_split
 
 ss = st.session_state
 st.title("Reliability")
@@ -26,17 +25,10 @@ opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_boot=int(ss[
 notion = ui.notion_picker(results) if results else None
 
 
-def holdout(res):
-    """Rows the selected estimator never saw, so its recalibration map is shown honestly."""
-    call = res.config["call"]
-    test, _ = make_split(pred.n, call["test_size"], call["n_folds"], call["random_state"])
-    return np.sort(test)
-
-
 top = results.get("top-label")
 recal = None
 if top is not None:
-    idx = holdout(top)
+    idx = top.holdout_rows  # rows the selected estimator never saw: its map is shown honestly
     name, G = rl.selected_recalibration(top, pred.probs[idx])
     if G is not None:
         recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
@@ -90,7 +82,7 @@ if notion in ("canonical", "classwise"):
     chosen = st.multiselect("Classes shown", list(pred.class_names), key="rel__classes",
                             help="Each panel compares the predicted probability of one class with how often that class occurs.")
     classes = [pred.class_names.index(c) for c in chosen]
-    idx = holdout(res)
+    idx = res.holdout_rows
     name, G = rl.selected_recalibration(res, pred.probs[idx])
     recal_k = None if G is None or G.shape[1] != pred.d else {k: (pred.probs[idx, k], G[:, k]) for k in classes}
     if classes:

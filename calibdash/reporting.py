@@ -24,7 +24,6 @@ from . import plots
 from . import reliability as rl
 from .loading import Predictions
 from .notions import NOTIONS
-from .pipeline import make_split
 from .references import references_for
 from .result import EvaluationResult
 from .verdict import verdict
@@ -388,13 +387,6 @@ def _others_section(notion, res, figs, h):
     return "".join(out)
 
 
-def _holdout_rows(pred, res):
-    """The holdout rows of ``res``: its selected estimator never saw them."""
-    call = res.config["call"]
-    test, _ = make_split(pred.n, call["test_size"], call["n_folds"], call["random_state"])
-    return np.sort(test)
-
-
 def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
     out = [f"<h{h}>Reliability diagram</h{h}>"]
     pred = m.predictions
@@ -406,7 +398,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
     top = m.results.get("top-label")
     recal, note = None, ""
     if top is not None:
-        idx = _holdout_rows(pred, top)
+        idx = top.holdout_rows
         name, G = rl.selected_recalibration(top, pred.probs[idx])
         if G is not None:
             recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
@@ -427,7 +419,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
             continue
         order = np.argsort(-np.bincount(pred.labels, minlength=pred.d), kind="stable")
         classes = sorted(int(k) for k in order[: min(pred.d, _MAX_CLASS_PANELS)])
-        idx = _holdout_rows(pred, res)
+        idx = res.holdout_rows
         name, G = rl.selected_recalibration(res, pred.probs[idx])
         recal_k = None if G is None or G.shape[1] != pred.d else {k: (pred.probs[idx, k], G[:, k]) for k in classes}
         tables = rl.per_class_tables(pred.probs, pred.labels, classes, n_bins=n_bins, strategy=strategy, n_boot=n_boot)

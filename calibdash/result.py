@@ -119,6 +119,14 @@ class EvaluationResult:
         return self.summary.loc[self.summary["val_risk"].idxmin()]
 
     @property
+    def holdout_rows(self):
+        """The holdout rows in increasing order: the rows no estimator saw while it was
+        fitted or selected (where a recalibration map may be shown honestly)."""
+        if self.split is None:
+            raise ValueError("This result does not record its split; evaluate the data again.")
+        return np.sort(np.asarray(self.split["test"]))
+
+    @property
     def tied(self):
         """Names of the estimators the risk cannot tell apart from the best (the best
         included), and ``"h = 0"`` when the trivial estimator is among them: then the
