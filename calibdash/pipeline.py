@@ -368,10 +368,11 @@ class _NotionRun:
                     edges[param] = side
                     span = f"({min(grid[param]):g} to {max(grid[param]):g})"
                     where = "larger" if side == "high" else "smaller"
+                    extreme = "largest" if side == "high" else "smallest"
                     if param == path_param and self.flat_at_edge(name, value):
                         warnings.append(
                             f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid {span}, "
-                            f"but the risk is flat there: the two {where}st values predict held-out calibration gaps "
+                            f"but the risk is flat there: the two {extreme} values predict held-out calibration gaps "
                             f"equally well (their paired risk difference is within one standard error), so {where} "
                             "values would not do better and the grid need not be extended."
                         )
