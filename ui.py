@@ -1,7 +1,9 @@
 """Streamlit glue shared by the pages: session state, the result cache, runs, help texts.
 
 All computation lives in ``calibdash``; this module only keeps state between reruns and
-pages and turns exceptions into messages.
+pages and turns exceptions into messages. Messages are markdown built with
+:mod:`calibdash.display`: text from the user's files (file, class and model names, cell
+values) is shown literally, never as markdown, LaTeX, a link or an image.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-from calibdash import demo
+from calibdash import demo, display
 from calibdash.gridtext import format_grid, parse_grid_text
 from calibdash.literature import DEFAULT_OTHERS
 from calibdash.specs import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
@@ -92,7 +94,7 @@ def current_dataset():
 
 
 def load_upload(pred_file, labels_file, kind):
-    """Load an upload into the session; returns an error message or None (never raises)."""
+    """Load an upload into the session; returns an error message (markdown) or None (never raises)."""
     ss = st.session_state
     sig = (getattr(pred_file, "file_id", pred_file.name), getattr(labels_file, "file_id", None) if labels_file else None, kind)
     if ss.get("upload_sig") == sig:
@@ -104,9 +106,9 @@ def load_upload(pred_file, labels_file, kind):
                 f.seek(0)
         pred = cd.load_predictions(pred_file, labels_file, kind=kind, name=pred_file.name)
     except cd.InputError as e:
-        ss["upload_error"] = str(e)
+        ss["upload_error"] = display.markdown(e)
     except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
-        ss["upload_error"] = f"Could not read {pred_file.name}: {e}"
+        ss["upload_error"] = display.markdown("Could not read ", display.user(pred_file.name), ": ", e)
     else:
         ss["upload"], ss["upload_error"] = pred, None
     return ss["upload_error"]
@@ -188,7 +190,7 @@ def _store(key, result):
 def run_configs(pred, configs, container=None):
     """Evaluate every config (one per notion), reusing cached results.
 
-    Returns (ok, message). On failure the previous result stays active.
+    Returns (ok, message), the message as markdown. On failure the previous result stays active.
     """
     ss = st.session_state
     box = container if container is not None else st
@@ -196,7 +198,7 @@ def run_configs(pred, configs, container=None):
     try:
         keys = {c["notion"]: config_key(pred.sha256, c) for c in configs}
     except ValueError as e:
-        return False, str(e)
+        return False, display.markdown(e)
     todo = [c for c in configs if keys[c["notion"]] not in ss["results"]]
     if todo:
         bar = box.progress(0.0, text="Starting...")
@@ -219,7 +221,7 @@ def run_configs(pred, configs, container=None):
                 _store(keys[notion], res)
         except Exception as e:  # noqa: BLE001 - a failed run is reported, the last good result kept
             bar.empty()
-            return False, f"The evaluation failed: {e}"
+            return False, display.markdown("The evaluation failed: ", e)
         bar.empty()
         message = f"Finished in {time.perf_counter() - t0:.1f} s ({', '.join(keys)})."
     else:
@@ -242,7 +244,7 @@ def ensure_demo_result():
         return
     placeholder = st.empty()  # cleared once the run is over
     box = placeholder.container()
-    box.info(f"Analysing the demo set '{label}' with the default settings (a few seconds, first visit only)...")
+    box.info(f"Analysing the demo set {display.code(label)} with the default settings (a few seconds, first visit only)...")
     ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], container=box)
     placeholder.empty()
     if not ok:
@@ -262,7 +264,7 @@ def sidebar():
     """The data in use and what has been evaluated, on every page."""
     label, pred, origin = current_dataset()
     with st.sidebar:
-        st.markdown(f"**Data:** {label}  \n{pred.n:,} rows, {pred.d} classes ({origin})")
+        st.markdown(f"**Data:** {display.code(label)}  \n{pred.n:,} rows, {pred.d} classes ({origin})")
         res = active_results()
         if res:
             st.markdown("**Evaluated:** " + ", ".join(res))
@@ -373,7 +375,7 @@ def comparison_key(models, settings):
 def run_comparison(models, settings, container=None):
     """Compare ``models`` ({name: Predictions}) with ``settings``; cached in the session.
 
-    Returns (ComparisonResult or None, message or None); never raises.
+    Returns (ComparisonResult or None, message (markdown) or None); never raises.
     """
     ss = st.session_state
     store = ss.setdefault("cmp_results", {})
@@ -386,11 +388,12 @@ def run_comparison(models, settings, container=None):
         res = cd.compare(
             models, notion=settings["notion"], estimator=settings["estimator"], random_state=settings["seed"],
             n_jobs=-1,
-            progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=msg),
+            # The messages name the models (file names): shown as text.
+            progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=display.escape_markdown(msg)),
         )
     except Exception as e:  # noqa: BLE001 - a failed comparison becomes a message
         bar.empty()
-        return None, f"The comparison failed: {e}"
+        return None, display.markdown("The comparison failed: ", e)
     bar.empty()
     store[key] = res
     while len(store) > 8:
@@ -401,7 +404,7 @@ def run_comparison(models, settings, container=None):
 def load_compare_uploads(pred_files, labels_file):
     """Load several prediction files (and an optional shared labels file) into the session.
 
-    Returns a list of error messages (empty when all loaded); never raises. The loaded
+    Returns a list of error messages (markdown; empty when all loaded); never raises. The loaded
     sets are in ``st.session_state["cmp_uploads"]`` as {file name: Predictions}.
     """
     ss = st.session_state
@@ -416,9 +419,9 @@ def load_compare_uploads(pred_files, labels_file):
                     g.seek(0)
             loaded[f.name] = cd.load_predictions(f, labels_file, name=f.name)
         except cd.InputError as e:
-            errors.append(str(e))
+            errors.append(display.markdown(e))
         except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
-            errors.append(f"Could not read {f.name}: {e}")
+            errors.append(display.markdown("Could not read ", display.user(f.name), ": ", e))
     ss["cmp_upload_sig"], ss["cmp_uploads"], ss["cmp_upload_errors"] = sig, loaded, errors
     return errors
 

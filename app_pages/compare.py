@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 from calibdash import demo, plots
 from calibdash import reliability as rl
+from calibdash.display import code
 from calibdash.specs import available_estimators
 
 ss = st.session_state
@@ -80,7 +81,7 @@ def show(res):
     best = res.pairs.sort_values("p_value").iloc[0]
     better, worse = (best["model_a"], best["model_b"]) if best["difference"] < 0 else (best["model_b"], best["model_a"])
     if best["p_value"] < 0.05:
-        st.markdown(f"**{better}** is better calibrated than **{worse}** "
+        st.markdown(f"**{code(better)}** is better calibrated than **{code(worse)}** "
                     f"(difference of squared errors {abs(best['difference']):.3g}, p = {best['p_value']:.2g}).")
     else:
         st.markdown("No pair differs clearly in calibration (every p-value is at least 0.05).")

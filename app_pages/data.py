@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from calibdash import demo
+from calibdash.display import code, markdown
 
 st.title("Data")
 st.radio(
@@ -42,7 +43,7 @@ else:
         st.info("No valid upload yet; the demo set stays in use until one is loaded.")
 
 label, pred, origin = ui.current_dataset()
-st.subheader(f"In use: {label}")
+st.subheader(f"In use: {code(label)}", anchor=False)  # no anchor: its address would be made of the name
 c = st.columns([1, 1, 1.5, 1, 1.2])
 c[0].metric("Rows", f"{pred.n:,}", help="Number of examples (predictions with a label).")
 c[1].metric("Classes", pred.d)
@@ -51,8 +52,8 @@ c[3].metric("Accuracy", f"{pred.accuracy:.1%}", help="How often the most probabl
 c[4].metric("Mean confidence", f"{pred.mean_confidence:.1%}",
             help="Average probability of the predicted class. Far from the accuracy means miscalibration.")
 for w in pred.warnings:
-    st.warning(w, icon=":material/warning:")
+    st.warning(markdown(w), icon=":material/warning:")
 for n in pred.notes:
-    st.caption(n)
+    st.caption(markdown(n))
 st.markdown("**Class balance** (share of labels per class)")
 st.bar_chart(ui.class_balance(pred), x="class", y="share", height=220)

@@ -3,13 +3,14 @@
 import streamlit as st
 
 import ui
+from calibdash.display import code, markdown
 from calibdash.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 from calibdash.specs import DEFAULT_ESTIMATORS, available_estimators
 
 ss = st.session_state
 st.title("Evaluate")
 label, pred, _ = ui.current_dataset()
-st.caption(f"Data: {label} ({pred.n:,} rows, {pred.d} classes). Defaults are the paper's settings.")
+st.caption(f"Data: {code(label)} ({pred.n:,} rows, {pred.d} classes). Defaults are the paper's settings.")
 
 ss.setdefault("cfg__notions", list(ui.DEFAULT_NOTIONS))
 st.multiselect("Notions of calibration", list(ui.NOTIONS), key="cfg__notions", help=ui.HELP["notion"])
@@ -50,7 +51,7 @@ if b1.button("Run", key="run", type="primary", help="Tune every estimator by cro
     try:
         configs = ui.read_settings()
     except ValueError as e:
-        ss["run_message"] = (pred.sha256, False, str(e))
+        ss["run_message"] = (pred.sha256, False, markdown(e))
     else:
         ss["run_message"] = (pred.sha256, *ui.run_configs(pred, configs))
 

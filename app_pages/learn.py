@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from calibdash import plots
+from calibdash.display import markdown
 from calibdash.lab import summarise_figure1
 from calibdash.specs import available_estimators
 
@@ -55,7 +56,7 @@ else:
         df, summary, truth, scen_label = ui.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)),
                                                            int(repeats), tuple(estimators), notion, int(seed))
     except ValueError as e:
-        st.error(str(e), icon=":material/error:")
+        st.error(markdown(e), icon=":material/error:")
     else:
         st.caption(f"{scen_label}; true {notion} calibration error: **{100 * truth:.2f} percentage points**. "
                    f"Every draw runs the full pipeline (tuning by the risk, holdout estimate).")

@@ -6,6 +6,7 @@ import streamlit as st
 import ui
 from calibdash import plots
 from calibdash import reliability as rl
+from calibdash.display import markdown
 
 ss = st.session_state
 st.title("Reliability")
@@ -61,7 +62,7 @@ right.select_slider("Curve bandwidth", ["silverman", 0.005, 0.01, 0.02, 0.05, 0.
 try:
     curve = continuous_curve(int(ss["rel__boot"]), ss["rel__curve_bw"])
 except ValueError as e:
-    right.warning(f"The continuous reliability curve could not be drawn: {e}")
+    right.warning(markdown("The continuous reliability curve could not be drawn: ", e))
 else:
     h = curve.attrs["bandwidth"]
     right.caption("No bins: the line is a kernel estimate of P(correct | confidence) at every confidence (triweight "

@@ -4,6 +4,7 @@ import streamlit as st
 
 import ui
 from calibdash import plots
+from calibdash.display import code
 from calibdash.verdict import verdict
 
 st.title("Results")
@@ -14,7 +15,7 @@ results = ui.active_results()
 def show(results):
     notion = ui.notion_picker(results)
     res = results[notion]
-    st.caption(f"Data: {label} ({res.config['n']:,} rows; {res.config['n_test']:,} held out). "
+    st.caption(f"Data: {code(label)} ({res.config['n']:,} rows; {res.config['n_test']:,} held out). "
                f"Computed in {res.config['seconds']:.1f} s.")
 
     v = verdict(res)

@@ -32,6 +32,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from .display import quoted
+from .errors import InputError
 from .loading import Predictions
 from .notions import check_notion, validate
 from .pipeline import evaluate
@@ -104,12 +106,14 @@ def _as_items(models):
     if len(items) < 2:
         raise ValueError(f"A comparison needs at least 2 models; got {len(items)}.")
     names = [name for name, _ in items]
+    # Messages that quote a model's name (in the app, a file's name) mark it, so that the
+    # app shows it literally: InputError, a ValueError, keeps the marks out of str(error).
     for name in names:
         if not isinstance(name, str) or not name.strip():
-            raise ValueError(f"Model names must be non-empty strings; got {name!r}.")
+            raise InputError(f"Model names must be non-empty strings; got {quoted(name)}.")
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"Duplicate model names: {', '.join(map(repr, dup))}. Give every model its own name.")
+        raise InputError(f"Duplicate model names: {', '.join(map(quoted, dup))}. Give every model its own name.")
     return items
 
 
@@ -130,8 +134,8 @@ def _inputs(models, y):
         given = labels_from[first]
     for name, lab in labels_from.items():
         if len(lab) != len(given) or not np.array_equal(np.asarray(lab), given):
-            raise ValueError(
-                f"The labels of {name!r} differ from the others: a comparison needs every model's "
+            raise InputError(
+                f"The labels of {quoted(name)} differ from the others: a comparison needs every model's "
                 "predictions for the same rows, in the same order, with the same labels."
             )
     out, d = {}, None
@@ -139,16 +143,16 @@ def _inputs(models, y):
         P_arr = np.asarray(P)
         if P_arr.ndim != 2 or P_arr.shape[0] != len(given):
             rows = P_arr.shape[0] if P_arr.ndim >= 1 else 0
-            raise ValueError(
-                f"{name!r} has {rows} rows of predictions but there are {len(given)} labels: every "
+            raise InputError(
+                f"{quoted(name)} has {rows} rows of predictions but there are {len(given)} labels: every "
                 "model must predict the same rows, in the order of the labels."
             )
         try:
             P_ok, y_ok = validate(P_arr, given)
         except ValueError as e:
-            raise ValueError(f"{name!r}: {e}") from None
+            raise InputError(f"{quoted(name)}: {e}") from None
         if d is not None and P_ok.shape[1] != d:
-            raise ValueError(f"{name!r} has {P_ok.shape[1]} classes but the first model has {d}: all models must predict the same classes.")
+            raise InputError(f"{quoted(name)} has {P_ok.shape[1]} classes but the first model has {d}: all models must predict the same classes.")
         d = P_ok.shape[1]
         out[name] = P_ok
     return out, y_ok

@@ -3,11 +3,21 @@
 Everything the loader refuses is an :class:`InputError`; everything it accepts with a
 reservation is a :class:`LoadWarning` carried on the returned object (never printed
 behind the caller's back, so the app decides where to show it).
+
+Both keep the user text in their message marked (:func:`calibdash.display.user`): ``str()``
+is the plain message, ``.parts`` its ``(text, is_user)`` pieces, from which the app shows the
+user's words literally (:func:`calibdash.display.markdown`).
 """
 
 from __future__ import annotations
 
+from .display import CLOSE, OPEN, split_marked, strip_marks
+
 __all__ = ["InputError", "LoadWarning"]
+
+
+def _marked(parts):
+    return "".join(f"{OPEN}{t}{CLOSE}" if is_user else t for t, is_user in parts)
 
 
 class InputError(ValueError):
@@ -20,23 +30,37 @@ class InputError(ValueError):
     ----------
     message : str
         Human-readable explanation: what is wrong, where (file, line or row, column)
-        and what to do about it.
+        and what to do about it. User text in it is marked with
+        :func:`calibdash.display.user`; the marks are kept in ``parts`` and left out of
+        ``str(error)``.
     internal : bool, default=False
         True when the loader hit an exception it did not anticipate and wrapped it.
         Such an error is still reported to the user as an ``InputError``, but it points
         at a gap in calibdash's own checks; the tests assert it never happens.
+
+    Attributes
+    ----------
+    parts : tuple of (str, bool)
+        The message in pieces, each with whether it is user text.
     """
 
     def __init__(self, message, *, internal=False):
-        super().__init__(message)
+        self.parts = tuple(split_marked(message))
+        super().__init__(strip_marks(message))
         self.internal = bool(internal)
+
+    def __reduce__(self):
+        # The marks travel with a pickled error (to and from worker processes).
+        return (type(self), (_marked(self.parts),), {"internal": self.internal})
 
 
 class LoadWarning(str):
     """A reservation about loaded predictions: the message text plus a stable ``code``.
 
     A ``str`` subclass, so ``Predictions.warnings`` is a plain tuple of strings for
-    display, while the app can still branch on ``w.code`` without parsing prose.
+    display, while the app can still branch on ``w.code`` without parsing prose. The
+    string is the plain message; ``parts`` holds its pieces with the user text marked, as
+    :class:`InputError`'s.
 
     Codes
     -----
@@ -53,11 +77,13 @@ class LoadWarning(str):
     """
 
     code: str
+    parts: tuple
 
     def __new__(cls, code, message):
-        self = super().__new__(cls, message)
+        self = super().__new__(cls, strip_marks(message))
         self.code = str(code)
+        self.parts = tuple(split_marked(message))
         return self
 
     def __reduce__(self):
-        return (LoadWarning, (self.code, str(self)))
+        return (LoadWarning, (self.code, _marked(self.parts)))

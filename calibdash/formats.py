@@ -11,7 +11,11 @@ Safety rules kept here:
   code when loaded;
 * ``.npy`` headers (also inside ``.npz`` archives) are parsed and checked against the
   memory budget *before* any array is allocated, so a 100-byte file that declares a
-  terabyte array is refused rather than attempted.
+  terabyte array is refused rather than attempted;
+* text from the source (its name, column names, array keys, cell values) is marked with
+  :func:`calibdash.display.user` where it enters a message, so that the app shows it
+  literally: a source's display name and its column names are marked when they are read,
+  and every f-string that quotes them carries the mark.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .display import quoted, user
 from .errors import InputError, LoadWarning
 
 __all__ = [
@@ -104,7 +109,7 @@ class Where:
 
     def col(self, j):
         if self._columns is not None:
-            return f"column '{self._columns[j]}'"
+            return f"column '{user(self._columns[j])}'"
         pos = self._positions[j] if self._positions is not None else j
         return f"column {pos} (0-based)"
 
@@ -159,15 +164,15 @@ def _too_big(name, size, max_bytes, exact=True):
 
 
 def describe(obj, name=None, default="the input"):
-    """Best-effort display name of a source; never raises."""
+    """Best-effort display name of a source, marked as user text (``default`` is not); never raises."""
     try:
         if name:
-            return str(name)
+            return user(name)
         if isinstance(obj, (str, os.PathLike)):
-            return Path(os.fsdecode(obj)).name or str(obj)
+            return user(Path(os.fsdecode(obj)).name or str(obj))
         fname = getattr(obj, "name", None)
         if isinstance(fname, str) and fname:
-            return Path(fname).name
+            return user(Path(fname).name)
     except Exception:  # a display name must never be the reason a load fails
         pass
     return default
@@ -188,29 +193,29 @@ def read_blob(obj, *, name, default_name, max_bytes):
                 "the content of a file, give bytes (text.encode()) or a file object."
             )
         path = Path(os.fsdecode(obj))
-        shown = name or path.name or str(path)
+        shown = user(name or path.name or str(path))
         try:
             st = path.stat()
         except FileNotFoundError:
             raise InputError(
-                f"{path}: no such file. Check the path (relative paths start from "
-                f"{Path.cwd()})."
+                f"{user(path)}: no such file. Check the path (relative paths start from "
+                f"{user(Path.cwd())})."
             ) from None
         except OSError as e:
-            raise InputError(f"cannot open {path}: {e.strerror or e}. Check the path.") from None
+            raise InputError(f"cannot open {user(path)}: {e.strerror or e}. Check the path.") from None
         if path.is_dir():
-            raise InputError(f"{path} is a directory; give the path of a predictions file in it.")
+            raise InputError(f"{user(path)} is a directory; give the path of a predictions file in it.")
         if st.st_size > max_bytes:
             raise _too_big(shown, st.st_size, max_bytes)
         try:
             with open(path, "rb") as f:
                 data = f.read(max_bytes + 1)
         except OSError as e:
-            raise InputError(f"cannot read {path}: {e.strerror or e}.") from None
+            raise InputError(f"cannot read {user(path)}: {e.strerror or e}.") from None
         suffix_from = path.name
     elif isinstance(obj, (bytes, bytearray, memoryview)):
         data = bytes(obj)
-        shown = name or default_name
+        shown = user(name) if name else default_name
         suffix_from = name or ""
     else:
         shown = describe(obj, name, default_name)
@@ -293,7 +298,7 @@ def _format_of(blob, what="predictions"):
         want = expected[blob.suffix]
         if found != want:
             raise InputError(
-                f"{blob.name} is named {blob.suffix} but its content looks like "
+                f"{blob.name} is named {user(blob.suffix)} but its content looks like "
                 f"{_LOOKS_LIKE.get(found, found)}. Rename it to match its content, or export it "
                 "again."
             )
@@ -420,15 +425,16 @@ class _Npz:
         for info in infos:
             if info.filename.lower().endswith((".pkl", ".pickle")):
                 raise InputError(
-                    f"{blob.name} contains a pickle ('{info.filename}'; PyTorch checkpoints look "
+                    f"{blob.name} contains a pickle ('{user(info.filename)}'; PyTorch checkpoints look "
                     f"like this); calibdash refuses to load it because {PICKLE_REASON}. Save "
                     "the predictions with numpy.savez instead."
                 )
+        # The keys are the archive's own names: marked for the messages that quote them.
         self.infos = {
-            i.filename[:-4]: i for i in infos if i.filename.endswith(".npy") and not i.is_dir()
+            user(i.filename[:-4]): i for i in infos if i.filename.endswith(".npy") and not i.is_dir()
         }
         if not self.infos:
-            members = ", ".join(repr(i.filename) for i in infos[:8]) or "nothing"
+            members = ", ".join(repr(user(i.filename)) for i in infos[:8]) or "nothing"
             raise InputError(
                 f"{blob.name} is a zip archive without any .npy arrays (it holds {members}); "
                 f"save the predictions with numpy.savez, or as {_FORMATS_HELP}."
@@ -511,7 +517,7 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
     for role, k in (("predictions", want_pred), ("labels", want_lab)):
         if k is not ... and k is not None and k not in npz.infos:
             raise InputError(
-                f"npz_keys asks for {role} key '{k}', which {blob.name} does not hold; it holds "
+                f"npz_keys asks for {role} key '{user(k)}', which {blob.name} does not hold; it holds "
                 f"{npz.describe(keys)}."
             )
 
@@ -544,7 +550,7 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
                 )
         pred_key = cands[0]
     else:
-        pred_key = want_pred
+        pred_key = user(want_pred)
 
     if want_lab is ...:
         lab_cands = [k for k in _role_keys(keys, LABEL_KEYS) if k != pred_key]
@@ -572,7 +578,7 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
         else:
             lab_key = lab_cands[0]
     else:
-        lab_key = want_lab
+        lab_key = None if want_lab is None else user(want_lab)
         if lab_key is not None and labels_separate:
             raise InputError(
                 f"labels were given twice: npz_keys names '{lab_key}' in {blob.name} and the "
@@ -593,7 +599,7 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
                 f"{npz.where(name_keys[0])} should be a 1-D array of class names (strings); it "
                 f"has shape {names.shape} and dtype {names.dtype}."
             )
-        parsed.class_names = tuple(_decode(v, npz.where(name_keys[0])) for v in names.tolist())
+        parsed.class_names = tuple(user(_decode(v, npz.where(name_keys[0]))) for v in names.tolist())
         parsed.class_names_origin = npz.where(name_keys[0])
     return parsed
 
@@ -603,7 +609,7 @@ def _decode(v, where):
         try:
             return v.decode("utf-8")
         except UnicodeDecodeError:
-            raise InputError(f"{where} holds a name that is not UTF-8 text: {v!r}.") from None
+            raise InputError(f"{where} holds a name that is not UTF-8 text: {user(repr(v))}.") from None
     return str(v)
 
 
@@ -814,7 +820,7 @@ def _check_missing_cells(frame, names, lines, name, delim, m):
         raw = [f.strip() for f in _split_fields(text, delim)] if text else None
     except Exception:  # csv can reject the line itself; then just report the position
         raw = None
-    col = f"column '{names[j]}'" if names else f"column {j} (0-based)"
+    col = f"column '{user(names[j])}'" if names else f"column {j} (0-based)"
     if raw is not None and len(raw) < m:
         raise InputError(
             f"{name} is malformed: line {lines(i)} has {_fields(len(raw))} but the others have {m}. "
@@ -822,7 +828,7 @@ def _check_missing_cells(frame, names, lines, name, delim, m):
         )
     if raw is not None and j < len(raw) and raw[j] == "":
         raise InputError(f"line {lines(i)} of {name}, {col} is empty; fill it in or remove the line.")
-    shown = raw[j] if raw is not None and j < len(raw) else "NaN"
+    shown = user(raw[j]) if raw is not None and j < len(raw) else "NaN"
     raise InputError(
         f"line {lines(i)} of {name}, {col} is {shown!r} (not a number); NaN values cannot be "
         "assessed. Fix or remove that line."
@@ -838,7 +844,8 @@ def _split_table(frame, names, name, where_kwargs, *, label_column, labels_separ
 
     n, m = frame.shape
     if names is not None:
-        names = [str(c).strip() for c in names]
+        # Marked once here: every message that quotes a column or class name carries the mark.
+        names = [user(str(c).strip()) for c in names]
     if role == "labels":
         return _labels_from_table(frame, names, name, where_kwargs)
 
@@ -916,13 +923,13 @@ def _label_index(names, m, name, *, label_column, labels_separate):
     if label_column is not None:
         if labels_separate:
             raise InputError(
-                f"labels were given twice: label_column={label_column!r} in {name} and the labels "
+                f"labels were given twice: label_column={quoted(label_column)} in {name} and the labels "
                 "argument; drop one of them."
             )
         if isinstance(label_column, str):
             if names is None:
                 raise InputError(
-                    f"label_column='{label_column}' names a column, but {name} has no header "
+                    f"label_column='{user(label_column)}' names a column, but {name} has no header "
                     "row; give the column's 0-based position instead."
                 )
             if label_column in names:
@@ -931,7 +938,7 @@ def _label_index(names, m, name, *, label_column, labels_separate):
             if label_column.strip().lower() in low:
                 return low.index(label_column.strip().lower())
             raise InputError(
-                f"{name} has no column named '{label_column}'; its columns are "
+                f"{name} has no column named '{user(label_column)}'; its columns are "
                 f"{_preview(names)}. Pass one of these as label_column."
             )
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
@@ -1024,7 +1031,7 @@ def _refuse_non_numeric(col, where, k):
             if re.fullmatch(r"[+-]?\d+,\d+", str(v).strip()):
                 hint = "; decimal commas are not supported: export with '.' as the decimal point"
             raise InputError(
-                f"{where.cell(i, k)} is {str(v)!r}, not a number; class columns must hold "
+                f"{where.cell(i, k)} is {user(v)!r}, not a number; class columns must hold "
                 f"numbers only. Fix or remove that row{hint}."
             ) from None
     # Numbers stored as strings (e.g. an all-text Parquet column) are a format choice,
@@ -1036,8 +1043,9 @@ def _refuse_non_numeric(col, where, k):
 
 
 def _preview(items, k=8):
+    """The first ``k`` names (a user's), quoted and marked."""
     items = list(items)
-    shown = ", ".join(repr(x) for x in items[:k])
+    shown = ", ".join(repr(user(x)) for x in items[:k])
     return f"[{shown}{', ...' if len(items) > k else ''}]"
 
 

@@ -5,6 +5,9 @@ object (such as a Streamlit upload), a NumPy array or a pandas DataFrame, and re
 immutable :class:`Predictions`. Anything it cannot use is refused with
 :class:`~calibdash.errors.InputError`, whose message says what is wrong, where, and how to
 fix it; no other exception escapes. File formats are read by :mod:`calibdash.formats`.
+
+Messages mark the text they quote from the input (:func:`calibdash.display.user`), so that the
+app can show it literally; :class:`Predictions` holds plain strings.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import formats
+from .display import quoted, user
 from .errors import InputError, LoadWarning
 from .simplex import ROW_SUM_TOLERANCE, softmax
 
@@ -81,7 +85,8 @@ class Predictions:
     kind_detected : bool
         True if ``kind`` was detected from the numbers, False if the caller said so.
     source_name : str
-        The file (or argument) the predictions came from, for display.
+        The file (or argument) the predictions came from, for display (a plain ``str``;
+        show it as user text).
     warnings : tuple of str
         Reservations about the data (:class:`~calibdash.errors.LoadWarning` strings,
         each with a ``code``).
@@ -113,7 +118,10 @@ class Predictions:
             labels = _freeze(labels, np.int64)
         object.__setattr__(self, "probs", probs)
         object.__setattr__(self, "labels", labels)
+        # str() of a marked name (calibdash.display.UserText) is the plain string: the marks
+        # belong to messages, not to the data.
         object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
+        object.__setattr__(self, "source_name", str(self.source_name))
         object.__setattr__(self, "warnings", tuple(self.warnings))
         object.__setattr__(self, "notes", tuple(self.notes))
         object.__setattr__(self, "sha256", canonical_sha256(probs, labels))
@@ -315,7 +323,7 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
     if isinstance(source, pd.DataFrame):
-        shown = name or "the DataFrame"
+        shown = user(name) if name else "the DataFrame"
         parsed = formats.parse_dataframe(
             source, shown, label_column=label_column, labels_separate=labels_given
         )
@@ -328,7 +336,7 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
             labels_separate=labels_given, max_memory_bytes=max_memory_bytes,
         )
     else:
-        shown = name or "the predictions array"
+        shown = user(name) if name else "the predictions array"
         if label_column is not None:
             raise InputError("label_column applies to tables (CSV/TSV/Parquet/DataFrame), not arrays.")
         parsed = formats.Parsed(
@@ -561,7 +569,7 @@ def _class_names(class_names, parsed, d, binary):
         if isinstance(class_names, (str, bytes)):
             raise InputError(
                 f"class_names must be a list of names, one per class, not the single string "
-                f"{class_names!r}."
+                f"{quoted(class_names)}."
             )
         try:
             given = tuple(str(c) for c in class_names)
@@ -579,7 +587,7 @@ def _class_names(class_names, parsed, d, binary):
             k = next(k for k in range(d) if given[k] != from_file[k])
             raise InputError(
                 f"class_names do not match {parsed.class_names_origin}: class {k} is "
-                f"{given[k]!r} in class_names but {from_file[k]!r} in the file (file order: "
+                f"{user(given[k])!r} in class_names but {user(from_file[k])!r} in the file (file order: "
                 f"{formats._preview(from_file)}). Drop class_names, or make them match the "
                 "columns."
             )
@@ -600,7 +608,7 @@ def _no_duplicates(names, what):
     for k, nm in enumerate(names):
         if nm in seen:
             raise InputError(
-                f"{what} names class {nm!r} twice (positions {seen[nm]} and {k}); class names "
+                f"{what} names class {user(nm)!r} twice (positions {seen[nm]} and {k}); class names "
                 "must be distinct."
             )
         seen[nm] = k
@@ -700,7 +708,7 @@ def _labels_from_strings(y, where, names, d, explicit_names):
                 "the file does not name its classes, so labels must be indices "
                 f"0..{d - 1}; pass class_names=[...] in column order to use names"
             )
-        raise InputError(f"{where.at(i)}: label {texts[i]!r} is not a known class: {hint}.")
+        raise InputError(f"{where.at(i)}: label {user(texts[i])!r} is not a known class: {hint}.")
     return idx.astype(np.int64)
 
 
@@ -711,7 +719,7 @@ def _warnings(probs, labels, names, *, explicit_names):
     absent = np.flatnonzero(counts == 0)
 
     def label(k):
-        return f"{k} ('{names[k]}')" if explicit_names else f"{k}"
+        return f"{k} ('{user(names[k])}')" if explicit_names else f"{k}"
 
     if len(absent) == 1:
         k = int(absent[0])

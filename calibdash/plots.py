@@ -1,4 +1,9 @@
-"""Plotly figure builders for the app (no Streamlit here, so they are testable alone)."""
+"""Plotly figure builders for the app (no Streamlit here, so they are testable alone).
+
+plotly renders a subset of HTML (links among it) in titles, axis labels, legends, category
+labels and hover texts, so every name that comes from the user's data (class names, model
+names) goes into a figure through :func:`calibdash.display.plot_text`, and shows as typed.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +12,8 @@ import math
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from .display import plot_text
 
 BEST = "#d62728"
 BASE = "#7f7f7f"
@@ -271,7 +278,7 @@ def per_class_figure(tables, class_names, recal=None, ncols=3):
     keys = list(tables)
     ncols = min(ncols, len(keys))
     nrows = math.ceil(len(keys) / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[str(class_names[k]) for k in keys],
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[plot_text(class_names[k]) for k in keys],
                         horizontal_spacing=0.06, vertical_spacing=0.12 / max(1, nrows / 3))
     for i, k in enumerate(keys):
         r = None if recal is None or k not in recal else (*recal[k], "recalibrated (selected estimator)")
@@ -294,7 +301,7 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
     n = len(P)
     idx = np.arange(n) if n <= max_points else np.sort(np.random.default_rng(random_state).choice(n, max_points, replace=False))
     fig = go.Figure()
-    names = [str(c) for c in class_names]
+    names = [plot_text(c) for c in class_names]  # axis titles and hover templates
     if G is not None:
         G = np.asarray(G, dtype=np.float64)[idx]
         G = G / np.maximum(G.sum(axis=1, keepdims=True), 1e-12)
@@ -402,7 +409,7 @@ def comparison_figure(comparison):
     """Calibration error (with its interval), accuracy and Brier score of every model,
     side by side, so that calibration is not mistaken for accuracy."""
     m = comparison.models
-    names = m["model"].tolist()
+    names = [plot_text(n) for n in m["model"]]  # category labels, shown again by %{y}
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
                         subplot_titles=[f"calibration error ({comparison.estimator})", "accuracy", "Brier score"])
     est = 100 * m["estimate"].to_numpy()
@@ -429,7 +436,7 @@ def pairs_figure(comparison):
     Left of 0: the first model of the pair is better calibrated.
     """
     p = comparison.pairs
-    labels = [f"{a} - {b}" for a, b in zip(p["model_a"], p["model_b"])]
+    labels = [f"{plot_text(a)} - {plot_text(b)}" for a, b in zip(p["model_a"], p["model_b"])]
     colors = [BEST if pv < 0.05 else LINE for pv in p["p_value"]]
     fig = go.Figure(go.Scatter(
         x=p["difference"], y=labels, mode="markers", marker=dict(color=colors, size=11), showlegend=False,
@@ -451,6 +458,7 @@ def overlaid_reliability_figure(tables, title="Top-label reliability, all models
                                name="perfect calibration", hoverinfo="skip"))
     for i, (name, t) in enumerate(tables.items()):
         t = t[t["count"] > 0]
+        name = plot_text(name)
         fig.add_trace(go.Scatter(
             x=t["confidence"], y=t["accuracy"], mode="lines+markers", name=name,
             line=dict(color=_PALETTE[i % len(_PALETTE)]), marker=dict(size=np.clip(4 + np.sqrt(t["count"]) / 3, 4, 16)),

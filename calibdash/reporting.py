@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from . import plots
+from .display import plot_text
 from . import reliability as rl
 from .loading import Predictions
 from .notions import NOTIONS
@@ -394,7 +395,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
         out.append('<p class="muted">Not included: the report was built without the predictions '
                    "(pass <code>predictions=</code> to <code>calibdash.report</code>).</p>")
         return "".join(out)
-    names = [_e(c) for c in pred.class_names]  # plotly renders entities, so markup in names stays text
+    names = pred.class_names  # the figures escape them for plotly (calibdash.display.plot_text)
     top = m.results.get("top-label")
     recal, note = None, ""
     if top is not None:
@@ -515,8 +516,8 @@ def _comparison_figure(models):
             xs.append(v.estimate_pp)
             lo.append(v.estimate_pp - v.low_pp)
             hi.append(v.high_pp - v.estimate_pp)
-            ys.append(_e(m.name))
-            text.append(_e(v.estimator))
+            ys.append(plot_text(m.name))
+            text.append(plot_text(v.estimator))
         fig.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name=notion, marker=dict(size=11),
                                  error_x=dict(type="data", symmetric=False, array=hi, arrayminus=lo, visible=True),
                                  customdata=text,

@@ -114,7 +114,7 @@ def test_valid_upload_is_understood_kept_and_evaluated(at):
     upload(at, small_csv(), "sim3.csv")
     assert not at.error
     assert at.session_state["upload"].n == 800
-    assert "In use: sim3.csv" in [h.value for h in at.subheader]
+    assert "In use: `sim3.csv`" in [h.value for h in at.subheader]
     assert {m.label: m.value for m in at.metric}["Classes"] == "3"
     go(at, "app_pages/results.py")  # an upload is not evaluated until asked
     assert any("No evaluation" in i.value for i in at.info)
@@ -124,7 +124,7 @@ def test_valid_upload_is_understood_kept_and_evaluated(at):
     assert at.success and "Finished" in at.success[0].value
     assert "top-label, canonical" in " ".join(m.value for m in at.sidebar.markdown)  # sidebar drawn after the run
     go(at, "app_pages/data.py")  # the upload survives page changes
-    assert "In use: sim3.csv" in [h.value for h in at.subheader]
+    assert "In use: `sim3.csv`" in [h.value for h in at.subheader]
     go(at, "app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)

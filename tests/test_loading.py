@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import calibdash as cd
-from calibdash import loading
+from calibdash import display, loading
 from calibdash.errors import LoadWarning
 from calibdash.simplex import softmax
 
@@ -63,6 +63,16 @@ def assert_valid(p):
     assert p.kind in ("logits", "probabilities")
     assert p.sha256 == loading.canonical_sha256(p.probs, p.labels)
     assert isinstance(p.summary(), str)
+    # Marks of user text (calibdash.display) belong to messages: the data hold plain strings.
+    for text in (p.source_name, *p.class_names, *p.notes):
+        assert type(text) is str and unmarked(text) == text
+    for w in p.warnings:
+        assert unmarked(w) == w and "".join(text for text, _ in w.parts) == w
+
+
+def unmarked(text):
+    """``text`` without calibdash.display's marker characters."""
+    return display.strip_marks(text)
 
 
 # --------------------------------------------------------------------------- real data
@@ -673,7 +683,8 @@ def _call(source, labels=None, **kw):
         p = cd.load_predictions(source, labels, **kw)
     except cd.InputError as e:
         assert not e.internal, f"unanticipated failure: {e}"
-        assert str(e)
+        assert str(e) and unmarked(str(e)) == str(e)
+        assert "".join(text for text, _ in e.parts) == str(e)
         return None
     assert_valid(p)
     return p

@@ -28,13 +28,13 @@ def free_port():
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60):
-    """Start the app on a free localhost port; yield its URL; stop it."""
+def streamlit_server(cache_dir, timeout=60, script=ROOT / "app.py"):
+    """Start ``script`` (the app) on a free localhost port; yield its URL; stop it."""
     port = free_port()
     env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
     log = open(Path(cache_dir) / f"streamlit_{port}.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
          "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
          "--server.fileWatcherType", "none"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,

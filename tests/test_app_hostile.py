@@ -1,0 +1,165 @@
+"""Issue 18 through Streamlit's AppTest: text from a user's file reaches every page as text.
+
+AppTest sees the markdown source of each element: a name must appear in it only inside a
+code span (calibdash.display.code), and the figures must hold it escaped for plotly. What
+chromium renders from that is checked in tests/e2e/test_hostile_browser.py.
+"""
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from calibdash.display import code, plot_text
+from calibdash.simulation import dirichlet_simulation
+
+from .hostile import CELL, CLASSES, FILE_NAMES
+
+APP = str(Path(__file__).resolve().parents[1] / "app.py")
+# What any of the hostile strings would start rendering with, were it read as markdown or HTML.
+RAW = ["](http", "](hostile", "$\\href", "<img", "<a href", "<b>"]
+
+
+def no_exception(at):
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def go(at, page):
+    at.switch_page(page).run()
+    no_exception(at)
+    return at
+
+
+def outside_code(md):
+    """``md`` with its code spans (any fence length) removed."""
+    return re.sub(r"(?<!`)(`+)(?!`).*?(?<!`)\1(?!`)", "", md, flags=re.S)
+
+
+def shown_text(at):
+    """Every markdown-rendering element's source: main area and sidebar."""
+    kinds = ["markdown", "caption", "warning", "error", "info", "success", "subheader", "title"]
+    return [e.value for kind in kinds for e in getattr(at, kind)] + [e.value for e in at.sidebar.markdown]
+
+
+def assert_inert(at):
+    for md in shown_text(at):
+        rest = outside_code(md)
+        assert not any(r in rest for r in RAW), md
+
+
+def figure_strings(at):
+    out = []
+
+    def walk(x):
+        if isinstance(x, str):
+            out.append(x)
+        elif isinstance(x, dict):
+            for k, v in x.items():
+                walk(k)
+                walk(v)
+        elif isinstance(x, list):
+            for v in x:
+                walk(v)
+
+    for chart in at.get("plotly_chart"):
+        walk(json.loads(chart.proto.spec))
+    return out
+
+
+def hostile_csv(n=1000, seed=3, sharpen=1.0, absent=True):
+    """Three classes named by CLASSES, string labels; the first class never occurs."""
+    sim = dirichlet_simulation(n=n, n_classes=3, random_state=seed)
+    P = sim.probs ** sharpen
+    P /= P.sum(axis=1, keepdims=True)
+    y = np.where(sim.labels == 0, 1, sim.labels) if absent else sim.labels
+    df = pd.DataFrame(P, columns=list(CLASSES))
+    df["label"] = [CLASSES[k] for k in y]
+    return df.to_csv(index=False).encode()
+
+
+def upload(at, content, name):
+    go(at, "app_pages/data.py")
+    at.radio(key="source").set_value("upload").run()
+    at.file_uploader(key="upload_predictions").set_value((name, content, "text/csv"))
+    at.run()
+    no_exception(at)
+    return at
+
+
+@pytest.fixture(scope="module")
+def at():
+    app = AppTest.from_file(APP, default_timeout=300).run()
+    no_exception(app)
+    return app
+
+
+def test_names_from_the_file_are_code_on_every_page(at):
+    upload(at, hostile_csv(), FILE_NAMES[0])
+    assert f"In use: {code(FILE_NAMES[0])}" in [h.value for h in at.subheader]
+    (absent,) = [w.value for w in at.warning if "never occurs" in w.value]
+    assert code(CLASSES[0]) in absent
+    assert code(FILE_NAMES[0]) in " ".join(m.value for m in at.sidebar.markdown)
+    assert_inert(at)
+
+    go(at, "app_pages/evaluate.py")
+    assert code(FILE_NAMES[0]) in " ".join(c.value for c in at.caption)
+    at.multiselect(key="cfg__notions").set_value(["top-label", "canonical"]).run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    assert at.success and "Finished" in at.success[0].value
+    assert_inert(at)
+
+    go(at, "app_pages/results.py")
+    assert code(FILE_NAMES[0]) in " ".join(c.value for c in at.caption)
+    assert_inert(at)
+
+    go(at, "app_pages/reliability.py")
+    at.radio(key="view__notion").set_value("canonical").run()
+    no_exception(at)
+    assert len(at.get("plotly_chart")) == 4  # diagram, continuous curve, per-class panels, simplex
+    strings = figure_strings(at)
+    for name in CLASSES:
+        assert plot_text(name) in strings  # a panel title (and an axis of the simplex)
+        # (markdown is nothing to plotly: only HTML, $ and % are escaped)
+        assert plot_text(name) == name or not any(name in s for s in strings)
+    # the class picker shows the names as its options: plain text there, not markdown
+    assert set(at.multiselect(key="rel__classes").options) == set(CLASSES)
+    assert_inert(at)
+
+
+def test_a_cell_quoted_by_the_loader_is_code(at):
+    df = pd.DataFrame({"a": ["0.2", "0.5"], "b": ["0.8", CELL], "label": [0, 1]})
+    upload(at, df.to_csv(index=False).encode(), FILE_NAMES[1])
+    (error,) = [e.value for e in at.error]
+    assert error.startswith(f"line 3 of {code(FILE_NAMES[1])}, column '{code('b')}' is {code(repr(CELL))}, not a number")
+    assert_inert(at)
+
+
+def test_model_names_on_the_compare_page_are_code_and_escaped_in_the_figures(at):
+    go(at, "app_pages/compare.py")
+    at.radio(key="view__cmp_source").set_value("upload").run()
+    files = [(FILE_NAMES[0], hostile_csv(absent=False), "text/csv"),
+             (FILE_NAMES[1], hostile_csv(sharpen=3.0, absent=False), "text/csv")]
+    at.file_uploader(key="cmp_upload_predictions").set_value(files)
+    at.run()
+    no_exception(at)
+    assert not at.error
+    assert len(at.get("plotly_chart")) == 3
+    (verdict,) = [m.value for m in at.markdown if "** is better calibrated than **" in m.value]
+    assert code(FILE_NAMES[0]) in verdict and code(FILE_NAMES[1]) in verdict
+    strings = figure_strings(at)
+    for name in FILE_NAMES:
+        assert plot_text(name) in strings  # a category of the estimates and a legend entry
+        assert plot_text(name) != name and not any(name in s for s in strings)
+    assert_inert(at)
+    # a file that does not fit: the message names it as code
+    files.append((FILE_NAMES[0].replace(".csv", " 2.csv"), hostile_csv(n=900, absent=False), "text/csv"))
+    at.file_uploader(key="cmp_upload_predictions").set_value(files)
+    at.run()
+    no_exception(at)
+    assert any(code(repr(files[-1][0])) in e.value for e in at.error)
+    assert_inert(at)
