@@ -34,6 +34,15 @@ def fmt(x, se, scale=1.0, digits=2):
     return f"{x * scale:.{digits}f} ± {se * scale:.{digits}f}"
 
 
+def edge(res, name):
+    """The "edge of grid" cell: empty, "flat" (the risk is flat at the edge, so the grid
+    need not be extended) or "yes" (still falling there)."""
+    words = [w for w in res.warnings if w.startswith(f"{name}: ") and "edge of its grid" in w]
+    if not words:
+        return ""
+    return "flat" if all("the risk is flat there" in w for w in words) else "yes"
+
+
 def truth_table():
     truth = simulation_truth()
     sim = dirichlet_simulation(n=10_000, random_state=2024)
@@ -51,7 +60,7 @@ def truth_table():
             lines.append(
                 f"| {notion} | {name} | {r['hyperparameters']} | {fmt(r['sqrt_risk_x100'], r['sqrt_risk_x100_se'])} | "
                 f"{fmt(r['estimate'], r['estimate_se'], digits=4)} | {truth[notion]:.4f} | {dev:+.4f} | "
-                f"{'yes' if ok else 'no'} | {'yes' if r['at_grid_edge'] else ''} |"
+                f"{'yes' if ok else 'no'} | {edge(res, r['estimator'])} |"
             )
     return "\n".join(lines)
 
@@ -71,7 +80,7 @@ def file_table(name):
             lines.append(
                 f"| {notion} | {name} | {r['hyperparameters']} | {fmt(r['sqrt_risk_x100'], r['sqrt_risk_x100_se'], digits=3)} | "
                 f"{fmt(r['estimate'], r['estimate_se'], scale=100)} | "
-                f"{fmt(r['squared_estimate'], r['squared_estimate_se'], scale=1e4)} | {'yes' if r['at_grid_edge'] else ''} |"
+                f"{fmt(r['squared_estimate'], r['squared_estimate_se'], scale=1e4)} | {edge(res, r['estimator'])} |"
             )
     return "\n".join(lines)
 
