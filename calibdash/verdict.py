@@ -126,7 +126,7 @@ def verdict(result):
         headline = f"The {notion} calibration error is about {est:.2f} percentage points ({interval}): the model is {level}."
 
     details = [f"The {notion} error measures {_NOTION_WORDS.get(notion, 'miscalibration')}."]
-    k = int(result.config.get("n_folds", result.config.get("call", {}).get("n_folds", 0)) or len(result.folds["fold"].unique()))
+    k = int(result.config.get("call", {}).get("n_folds") or len(result.folds["fold"].unique()))
     if len(tied) == 1:
         details.append(
             f"The estimator the risk trusts most is **{best['estimator']}** ({best['hyperparameters']}): paired over the "

@@ -7,6 +7,11 @@ shared file's class names, column names, file name or cells. Every address is
 link or image that came from this text.
 """
 
+import numpy as np
+import pandas as pd
+
+from calibdash.simulation import dirichlet_simulation
+
 IMAGE_AND_LINK = "![warn](http://127.0.0.1:9/absent-class.png) [Session expired - log in again](http://127.0.0.1:9/phish)"
 LATEX = r"$\href{http://127.0.0.1:9/x}{click}$"
 HTML = '<img src=http://127.0.0.1:9/h.png> <a href="http://127.0.0.1:9/plot">plotly link</a>'
@@ -36,3 +41,15 @@ OTHERS = (
     "`",
 )
 ALL = CLASSES + (CELL,) + FILE_NAMES + OTHERS
+
+
+def hostile_csv(n=1000, seed=3, sharpen=1.0, absent=True):
+    """A CSV of three classes named by CLASSES, with string labels; with ``absent`` the first
+    class never occurs (so the Data page warns about it, quoting its name)."""
+    sim = dirichlet_simulation(n=n, n_classes=3, random_state=seed)
+    P = sim.probs ** sharpen
+    P /= P.sum(axis=1, keepdims=True)
+    y = np.where(sim.labels == 0, 1, sim.labels) if absent else sim.labels
+    df = pd.DataFrame(P, columns=list(CLASSES))
+    df["label"] = [CLASSES[k] for k in y]
+    return df.to_csv(index=False).encode()

@@ -9,15 +9,13 @@ import json
 import re
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from calibdash.display import code, plot_text
-from calibdash.simulation import dirichlet_simulation
 
-from .hostile import CELL, CLASSES, FILE_NAMES
+from .hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 # What any of the hostile strings would start rendering with, were it read as markdown or HTML.
@@ -70,15 +68,6 @@ def figure_strings(at):
     return out
 
 
-def hostile_csv(n=1000, seed=3, sharpen=1.0, absent=True):
-    """Three classes named by CLASSES, string labels; the first class never occurs."""
-    sim = dirichlet_simulation(n=n, n_classes=3, random_state=seed)
-    P = sim.probs ** sharpen
-    P /= P.sum(axis=1, keepdims=True)
-    y = np.where(sim.labels == 0, 1, sim.labels) if absent else sim.labels
-    df = pd.DataFrame(P, columns=list(CLASSES))
-    df["label"] = [CLASSES[k] for k in y]
-    return df.to_csv(index=False).encode()
 
 
 def upload(at, content, name):

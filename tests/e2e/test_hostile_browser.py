@@ -9,13 +9,11 @@ calibdash.display writes renders, in Streamlit's own renderer, as the exact text
 
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from calibdash.display import JOINER
-from calibdash.simulation import dirichlet_simulation
-from tests.hostile import ALL, CELL, CLASSES, FILE_NAMES
+from tests.hostile import ALL, CELL, CLASSES, FILE_NAMES, hostile_csv
 
 from .browser import OUTPUT, ROOT, Watched, streamlit_server
 
@@ -102,15 +100,6 @@ def test_streamlit_shows_what_calibdash_display_writes_as_the_exact_text(browser
             s.close()
 
 
-def csv_bytes(n=1000, seed=3, sharpen=1.0, absent=True):
-    """Three classes named by CLASSES, string labels; without ``absent`` the first occurs too."""
-    sim = dirichlet_simulation(n=n, n_classes=3, random_state=seed)
-    P = sim.probs ** sharpen
-    P /= P.sum(axis=1, keepdims=True)
-    y = np.where(sim.labels == 0, 1, sim.labels) if absent else sim.labels
-    df = pd.DataFrame(P, columns=list(CLASSES))
-    df["label"] = [CLASSES[k] for k in y]
-    return df.to_csv(index=False).encode()
 
 
 @pytest.fixture
@@ -119,9 +108,9 @@ def hostile_files(tmp_path):
     folder.mkdir()
     paths = {}
     for key, name, content in [
-        ("classes", FILE_NAMES[0], csv_bytes()),
-        ("sharp", FILE_NAMES[1], csv_bytes(sharpen=3.0, absent=False)),
-        ("calibrated", FILE_NAMES[0].replace(".csv", " v2.csv"), csv_bytes(absent=False)),
+        ("classes", FILE_NAMES[0], hostile_csv()),
+        ("sharp", FILE_NAMES[1], hostile_csv(sharpen=3.0, absent=False)),
+        ("calibrated", FILE_NAMES[0].replace(".csv", " v2.csv"), hostile_csv(absent=False)),
         ("cell", "cells " + FILE_NAMES[1],
          pd.DataFrame({"a": ["0.2", "0.5"], "b": ["0.8", CELL], "label": [0, 1]}).to_csv(index=False).encode()),
     ]:
