@@ -1,0 +1,63 @@
+"""Today's numbers on the shared CIFAR data, pinned: a restructuring must not change any of them.
+
+``tests/pinned/numbers.json`` was written by ``tests/pinned/generate.py``; both compute the
+numbers with ``tests/pinned/cases.py`` (what, and with which settings). Pinned, per section:
+
+* ``loading``: ``cd.load_predictions`` of every shared file (sha256, accuracy, ...);
+* ``evaluate/<file>``: ``cd.evaluate`` (CIFAR-10) and ``cd.evaluate_notions`` (CIFAR-100),
+  top-label and canonical, default estimators and literature rows, on the first rows:
+  summary, others, folds, curves, chosen parameters, reference, tied, warnings, config,
+  split, the report's risk curves;
+* ``reliability/<file>``: the report's reliability tables, the selected recalibration maps
+  and the app's continuous reliability curve;
+* ``compare``: ``cd.compare`` of LeNet-5 and WRN-16-4 on the same CIFAR-10 rows;
+* ``report/<file>``, ``report/compare``: the tables, verdicts, headings and figure
+  captions of ``cd.report`` (without run times and library versions).
+
+Floats must agree to ``rtol=1e-9, atol=1e-12``; everything else exactly. The calls use
+the top-level API ``calibdash`` only; the few functions below it are imported in
+``cases.internals()``. ``CALIBDASH_PINNED_NUMBERS`` points the test at another file
+(to check that it fails on a changed number).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.pinned import cases
+
+NUMBERS = Path(os.environ.get("CALIBDASH_PINNED_NUMBERS") or Path(__file__).resolve().parent / "pinned" / "numbers.json")
+REGENERATE = "PYTHONPATH=. .venv/bin/python tests/pinned/generate.py"
+
+_missing = cases.data_missing()
+pytestmark = pytest.mark.skipif(_missing is not None, reason=f"pinned numbers need the shared data: {_missing}")
+
+
+@pytest.fixture(scope="module")
+def pinned():
+    assert NUMBERS.exists(), f"{NUMBERS} is missing: write it with {REGENERATE}"
+    return json.loads(NUMBERS.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def fresh():
+    # through JSON as the generator writes it, so that both sides are the same kind of value
+    return json.loads(json.dumps(cases.compute(), allow_nan=False))
+
+
+def test_sections(pinned):
+    assert list(pinned) == list(cases.SECTIONS), (
+        f"{NUMBERS} has sections {list(pinned)}, cases.SECTIONS is {list(cases.SECTIONS)}: regenerate with {REGENERATE}")
+
+
+@pytest.mark.parametrize("section", cases.SECTIONS)
+def test_numbers_unchanged(section, pinned, fresh):
+    assert section in pinned, f"{NUMBERS} has no section {section!r}: regenerate with {REGENERATE}"
+    diffs = cases.differences(pinned[section], fresh[section], path=section)
+    if diffs:
+        pytest.fail(f"{len(diffs)}{'+' if len(diffs) >= 50 else ''} pinned values of {section!r} changed (pinned in "
+                    f"{NUMBERS}):\n" + "\n".join(diffs[:20]), pytrace=False)
