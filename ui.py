@@ -2,7 +2,7 @@
 
 All computation lives in ``calibdash``; this module only keeps state between reruns and
 pages and turns exceptions into messages. Messages are markdown built with
-:mod:`calibdash.display`: text from the user's files (file, class and model names, cell
+:mod:`calibdash.display.text`: text from the user's files (file, class and model names, cell
 values) is shown literally, never as markdown, LaTeX, a link or an image.
 """
 
@@ -15,10 +15,11 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-from calibdash import demo, display
-from calibdash.gridtext import format_grid, parse_grid_text
-from calibdash.literature import DEFAULT_OTHERS
-from calibdash.specs import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
+from calibdash.lab import demo
+from calibdash.display import text as display
+from calibdash.evaluation.gridtext import format_grid, parse_grid_text
+from calibdash.metrics.literature import DEFAULT_OTHERS
+from calibdash.evaluation.config import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
 
 NOTIONS = ("top-label", "canonical", "classwise")
 DEFAULT_NOTIONS = ["top-label", "canonical"]
@@ -137,7 +138,7 @@ def default_config(notion):
 
 
 def config_key(data_sha, config):
-    """Cache key of a run: :func:`calibdash.specs.config_fingerprint` of its settings."""
+    """Cache key of a run: :func:`calibdash.evaluation.config.config_fingerprint` of its settings."""
     return config_fingerprint(data_sha, **config)
 
 
@@ -286,7 +287,7 @@ def class_balance(pred):
     return pd.DataFrame({"class": [str(c) for c in pred.class_names], "share": counts / max(pred.n, 1)})
 
 
-# -- HTML report (for the report download; calibdash.reporting builds it) -------------
+# -- HTML report (for the report download; calibdash.reporting.html builds it) -------------
 _REPORTS = {}  # the latest few reports, shared by sessions: one is several megabytes
 _REPORTS_LOCK = __import__("threading").Lock()
 
@@ -323,7 +324,7 @@ def report_download(container, results, pred, label):
     )
 
 
-# -- Compare and Learn pages (calibdash.comparison and calibdash.lab compute) ---------
+# -- Compare and Learn pages (calibdash.evaluation.compare and calibdash.lab.studies compute) ---------
 # Widget keys start with "view__" so that init_state keeps them across page changes.
 HELP_COMPARE = {
     "models": "The prediction sets to compare. They must be predictions for the same rows (the same patients, "
@@ -428,8 +429,8 @@ def load_compare_uploads(pred_files, labels_file):
 
 @st.cache_data(show_spinner="Simulating and estimating...", max_entries=16)
 def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
-    """calibdash.lab.estimates_vs_n and its summary, cached by the settings (hashable arguments)."""
-    from calibdash import lab
+    """calibdash.lab.studies.estimates_vs_n and its summary, cached by the settings (hashable arguments)."""
+    from calibdash.lab import studies as lab
 
     sc = lab.scenario(kind, **dict(params))
     df = lab.estimates_vs_n(sc, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
@@ -439,7 +440,7 @@ def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
 
 @st.cache_data(show_spinner="Computing the risk curves...", max_entries=16)
 def lab_figure1(n, n_seeds, seed):
-    """calibdash.lab.figure1, cached by its settings."""
-    from calibdash import lab
+    """calibdash.lab.studies.figure1, cached by its settings."""
+    from calibdash.lab import studies as lab
 
     return lab.figure1(n=n, n_seeds=n_seeds, random_state=seed)

@@ -3,10 +3,11 @@
 import streamlit as st
 
 import ui
-from calibdash import demo, plots
-from calibdash import reliability as rl
-from calibdash.display import code
-from calibdash.specs import available_estimators
+from calibdash.lab import demo
+from calibdash.display import plots
+from calibdash.display import reliability as rl
+from calibdash.display.text import code
+from calibdash.evaluation.config import available_estimators
 
 ss = st.session_state
 H = ui.HELP_COMPARE

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import ui
-from calibdash.display import code, markdown
-from calibdash.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
-from calibdash.specs import DEFAULT_ESTIMATORS, available_estimators
+from calibdash.display.text import code, markdown
+from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
+from calibdash.evaluation.config import DEFAULT_ESTIMATORS, available_estimators
 
 ss = st.session_state
 st.title("Evaluate")

@@ -3,10 +3,10 @@
 import streamlit as st
 
 import ui
-from calibdash import plots
-from calibdash.display import markdown
-from calibdash.lab import summarise_figure1
-from calibdash.specs import available_estimators
+from calibdash.display import plots
+from calibdash.display.text import markdown
+from calibdash.lab.studies import summarise_figure1
+from calibdash.evaluation.config import available_estimators
 
 ss = st.session_state
 H = ui.HELP_COMPARE

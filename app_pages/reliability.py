@@ -4,9 +4,9 @@ import numpy as np
 import streamlit as st
 
 import ui
-from calibdash import plots
-from calibdash import reliability as rl
-from calibdash.display import markdown
+from calibdash.display import plots
+from calibdash.display import reliability as rl
+from calibdash.display.text import markdown
 
 ss = st.session_state
 st.title("Reliability")

@@ -3,9 +3,9 @@
 import streamlit as st
 
 import ui
-from calibdash import plots
-from calibdash.display import code
-from calibdash.verdict import verdict
+from calibdash.display import plots
+from calibdash.display.text import code
+from calibdash.display.verdict import verdict
 
 st.title("Results")
 label, pred, _ = ui.current_dataset()

@@ -20,9 +20,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibdash as cd  # noqa: E402
 from _report import SHARED_DATA, median_time, write_section  # noqa: E402
-from calibdash.grids import default_grid  # noqa: E402
-from calibdash.notions import residuals  # noqa: E402
-from calibdash.risk import risk_from_features  # noqa: E402
+from calibdash.estimators.grids import default_grid  # noqa: E402
+from calibdash.core.notions import residuals  # noqa: E402
+from calibdash.core.risk import risk_from_features  # noqa: E402
 
 ONE_VALUE = {
     "bins": {"n_bins": 15},
@@ -97,7 +97,7 @@ def main():
     body = (
         "CIFAR-100 WRN-16-4 outputs (`../shared/data/cifar100_wrn16-4.npz`), 8,000 training rows and "
         "2,000 held-out rows, float64. *fit + risk*: one hyperparameter value. *default grid*: "
-        "`fit_path` over the family's default grid (`calibdash.grids`) plus every value's risk, sharing "
+        "`fit_path` over the family's default grid (`calibdash.estimators.grids`) plus every value's risk, sharing "
         "the eigenbasis or kernel product. *risk*: Eq. (20) by the bilinear identity from the "
         "held-out features (F, G); *double sum*: the baseline that builds the n x n matrices from the same features; the ratio is baseline / ours. "
         f"Median of {args.repeats} runs after one warm-up.\n\n"

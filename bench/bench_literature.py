@@ -2,7 +2,7 @@
 pipeline runs them, on real classifier outputs.
 
 * CIFAR-100 WRN-16-4 (10,000 x 100): the pipeline's 80/20 split and 5 folds; every
-  estimator of ``calibdash.literature.OTHER_ESTIMATORS`` on the 2,000 holdout rows (the
+  estimator of ``calibdash.metrics.literature.OTHER_ESTIMATORS`` on the 2,000 holdout rows (the
   variational ones fit a map on each fold's 6,400 training rows), for the notions it offers.
 * SKCE against its baseline, the dense computation that builds the n x n matrix of h, on the
   CIFAR-100 holdout and on all 10,000 rows of CIFAR-10 LeNet-5.
@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibdash as cd  # noqa: E402
 from _report import SHARED_DATA, median_time, write_section  # noqa: E402
-from calibdash.literature import OTHER_ESTIMATORS, run_other  # noqa: E402
-from calibdash.pipeline import make_split  # noqa: E402
+from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other  # noqa: E402
+from calibdash.evaluation.pipeline import make_split  # noqa: E402
 
 # Multinomial logistic regression on 100 classes takes about a minute per fold map.
 SKIP = {"variational-brier-logistic"}
@@ -79,7 +79,7 @@ def main():
             ratios.append(f"| {label} | {ours:.2f} | {base:.2f} | {base / ours:.1f}x | {t_test:.1f} | {t_block:.2f} |")
             print(ratios[-1], flush=True)
     body = (
-        "Each estimator from the literature as `cd.evaluate` runs it (`calibdash.literature.run_other`, one BLAS "
+        "Each estimator from the literature as `cd.evaluate` runs it (`calibdash.metrics.literature.run_other`, one BLAS "
         "thread): on the 2,000 holdout rows of `cifar100_wrn16-4.npz` (80/20 split, seed 0), the variational "
         "ones with a map fitted on each of the 5 folds' 6,400 training rows; the ECE rows include their 200-resample "
         f"bootstrap and the SKCE rows their calibration test. Median of {args.repeats} runs after one warm-up. "

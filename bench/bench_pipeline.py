@@ -8,7 +8,7 @@ Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is 
 * scaling: fit + risk of each family at one hyperparameter value (80/20 split), n from
   1,000 to 100,000, time and peak memory.
 * fold: one fold of the authors' setting (top-label, n = 10,000, d = 5) against their
-  code's published figures (design note, section 6), the baseline.
+  code's published figures (docs/design.md, section 6), the baseline.
 * uncertainty: the CIFAR-100 pipeline before and after the honest intervals (issue 13):
   this tree against a checkout of the commit before them (``git worktree add /tmp/before
   14181f1``), the same configuration in both (the old defaults), and the new defaults.
@@ -40,7 +40,7 @@ sys.path.insert(0, {str(ROOT)!r})
 sys.path.insert(0, {str(HERE)!r})
 import numpy as np
 import calibdash as cd
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 from _procmem import peak_mib
 """
 
@@ -94,8 +94,8 @@ def bench_cifar100(repeats=3):
         f"Median of {repeats} runs, each in a fresh process (so it includes start-up work: with n_jobs=2, "
         "starting the two worker processes, which import scikit-learn); *again* is a second call in the same "
         "process, as in the app after its first run. "
-        "Baseline: about one hour per model for the authors' code on this kind of machine (design "
-        "note, section 6); the ratio is 3,600 s / our total.\n\n"
+        "Baseline: about one hour per model for the authors' code on this kind of machine (docs/design.md, "
+        "section 6); the ratio is 3,600 s / our total.\n\n"
         "| n_jobs | total, fresh process (s) | again, workers started (s) | peak memory (MiB) | ratio vs ~1 h |\n"
         "|---|---|---|---|---|\n" + "\n".join(rows)
     )
@@ -117,9 +117,9 @@ def _uncertainty_share_code():
     risks of h = 0 on the five validation folds (both notions), the holdout and jackknife
     errors of every estimator and the paired risk comparison (from a finished result)."""
     return CIFAR100 + """
-from calibdash.pipeline import make_split
-from calibdash.risk import zero_risk
-from calibdash.uncertainty import holdout_error, paired_risks
+from calibdash.evaluation.pipeline import make_split
+from calibdash.core.risk import zero_risk
+from calibdash.core.uncertainty import holdout_error, paired_risks
 res = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs=2)
 test, folds = make_split(len(y))
 t = time.perf_counter()
@@ -225,7 +225,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}})
     write_section("Scaling with n", body, command=".venv/bin/python bench/bench_pipeline.py scaling")
 
 
-# The authors' code, one of five folds, top-label, n = 10,000, d = 5 (design note, section 6).
+# The authors' code, one of five folds, top-label, n = 10,000, d = 5 (docs/design.md, section 6).
 AUTHORS_FOLD_SECONDS = {"bins": 0.4, "kde": 8.6, "kkkr": 110.0, "ukkr": 439.0}
 
 
@@ -233,8 +233,8 @@ def bench_fold(repeats=3):
     rows = []
     for fam, base in AUTHORS_FOLD_SECONDS.items():
         code = f"""
-from calibdash.grids import default_grid
-from calibdash.pipeline import make_split
+from calibdash.estimators.grids import default_grid
+from calibdash.evaluation.pipeline import make_split
 sim = dirichlet_simulation(n=10_000, n_classes=5, random_state=0)
 P, y = sim.probs, sim.labels
 test, folds = make_split(len(y), 0.2, 5, 0)
@@ -253,7 +253,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "values": len(values)}}))
         "One fold of the authors' setting: top-label, the paper's simulation with n = 10,000 and "
         "d = 5, 6,400 training and 1,600 validation rows, the family's whole default grid. "
         "Baseline: the authors' published code on the same kind of 2-core machine, as recorded in "
-        f"the design note (section 6). Median of {repeats} runs.\n\n"
+        f"docs/design.md (section 6). Median of {repeats} runs.\n\n"
         "| family | grid values | ours (s) | authors' code (s) | ratio |\n|---|---|---|---|---|\n" + "\n".join(rows)
     )
     write_section("One fold against the authors' code", body, command=".venv/bin/python bench/bench_pipeline.py fold")

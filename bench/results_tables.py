@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import calibdash as cd  # noqa: E402
-from calibdash.simulation import dirichlet_simulation, simulation_truth  # noqa: E402
+from calibdash.lab.simulation import dirichlet_simulation, simulation_truth  # noqa: E402
 
 RESULTS = ROOT / "docs" / "results.md"
 DATA = ROOT.parent / "shared" / "data"
@@ -96,7 +96,7 @@ COVERAGE_DRAWS = 100
 
 
 def coverage_table(kind):
-    from calibdash import lab
+    from calibdash.lab import studies as lab
 
     sc = lab.scenario(kind)
     df = lab.coverage_study(sc, ns=COVERAGE_NS, n_draws=COVERAGE_DRAWS, n_jobs=2)

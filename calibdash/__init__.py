@@ -1,30 +1,78 @@
 """calibdash: estimate how miscalibrated a classifier is, with honest error bars.
 
-The compute package behind the app; usable from Python and the command line.
+The compute package behind the app, usable from Python and the command line. Its
+subpackages, by role:
+
+- :mod:`calibdash.io`: reading predictions and labels from files and arrays;
+- :mod:`calibdash.core`: the probability simplex, the notions of calibration, the risk
+  (Eq. 20 of Gruber & Bach) and the statistics of holdout estimates;
+- :mod:`calibdash.estimators`: the calibration estimation functions and their registry;
+- :mod:`calibdash.metrics`: the literature's estimators (ECE, SKCE, variational) and
+  recalibration maps;
+- :mod:`calibdash.evaluation`: Algorithm 1 (tune, select, report), its result, and the
+  comparison of models;
+- :mod:`calibdash.display`: what the app and the report show (figures, reliability
+  diagrams, the verdict, user text shown literally);
+- :mod:`calibdash.reporting`: the offline HTML report and the references;
+- :mod:`calibdash.lab`: simulations with known truth, studies and the demo data.
+
+Submodules and the names below load on first use: ``import calibdash`` is cheap and
+imports neither plotly nor streamlit. The mathematics is in ``docs/design.md``.
 """
 
-from .estimators import FAMILIES, NOTIONS, CalibrationEstimator, EstimatorPath, make_estimator
-from .pipeline import evaluate, evaluate_notions
-from .result import EvaluationResult
-from .risk import risk
-from .simplex import softmax
-from .errors import InputError
-from .loading import Predictions, load_predictions
-from .kernel_calibration import CalibrationTest, SKCEEstimate, calibration_test, skce
-# the function calibdash.ece.ece is not re-exported: it would hide the module calibdash.ece
-from .ece import ECE_ESTIMATORS, ece_bootstrap, ece_by_name, ece_kde
-from .variational import VariationalEstimate, VariationalTopLabel, holdout_loss_gap, variational_error, variational_top_label
-from .comparison import ComparisonResult, compare
-from . import lab
-from .reporting import report
+import importlib
 
-__all__ = [
-    "softmax", "make_estimator", "risk", "evaluate", "evaluate_notions", "EvaluationResult", "FAMILIES", "NOTIONS",
-    "CalibrationEstimator", "EstimatorPath", "load_predictions", "Predictions", "InputError",
-    "skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "ece_kde", "ece_by_name", "ece_bootstrap",
-    "ECE_ESTIMATORS", "variational_error", "variational_top_label", "holdout_loss_gap", "VariationalEstimate",
-    "VariationalTopLabel",
-]
-__all__ += ["compare", "ComparisonResult", "lab"]
-__all__ += ["report"]
 __version__ = "0.1.0"
+
+# Public name -> the module that defines it (loaded on first access, PEP 562).
+_EXPORTS = {
+    "softmax": "calibdash.core.simplex",
+    "risk": "calibdash.core.risk",
+    "NOTIONS": "calibdash.core.notions",
+    "CalibdashError": "calibdash.errors",
+    "InputError": "calibdash.errors",
+    "ConfigError": "calibdash.errors",
+    "NotFittedError": "calibdash.errors",
+    "Predictions": "calibdash.io.loading",
+    "load_predictions": "calibdash.io.loading",
+    "FAMILIES": "calibdash.estimators",
+    "CalibrationEstimator": "calibdash.estimators",
+    "EstimatorPath": "calibdash.estimators",
+    "make_estimator": "calibdash.estimators",
+    "evaluate": "calibdash.evaluation.pipeline",
+    "evaluate_notions": "calibdash.evaluation.pipeline",
+    "EvaluationResult": "calibdash.evaluation.result",
+    "compare": "calibdash.evaluation.compare",
+    "ComparisonResult": "calibdash.evaluation.compare",
+    "skce": "calibdash.metrics.skce",
+    "calibration_test": "calibdash.metrics.skce",
+    "SKCEEstimate": "calibdash.metrics.skce",
+    "CalibrationTest": "calibdash.metrics.skce",
+    "ece_kde": "calibdash.metrics.ece",
+    "ece_by_name": "calibdash.metrics.ece",
+    "ece_bootstrap": "calibdash.metrics.ece",
+    "ECE_ESTIMATORS": "calibdash.metrics.ece",
+    "variational_error": "calibdash.metrics.variational",
+    "variational_top_label": "calibdash.metrics.variational",
+    "holdout_loss_gap": "calibdash.metrics.variational",
+    "VariationalEstimate": "calibdash.metrics.variational",
+    "VariationalTopLabel": "calibdash.metrics.variational",
+    "report": "calibdash.reporting.html",
+}
+_SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "cli", "errors")
+
+__all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
+
+
+def __getattr__(name):
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+        globals()[name] = value  # later accesses skip this function
+        return value
+    if name in _SUBPACKAGES:
+        return importlib.import_module(f"calibdash.{name}")
+    raise AttributeError(f"module 'calibdash' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -1,6 +1,6 @@
 """``python -m calibdash``: the command line (see :mod:`calibdash.cli`)."""
 
-from .cli import main
+from calibdash.cli import main
 
 if __name__ == "__main__":
     raise SystemExit(main())

@@ -20,13 +20,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .errors import InputError
-from .gridtext import parse_grid_text
-from .loading import load_predictions
-from .notions import NOTIONS
-from .pipeline import evaluate, evaluate_notions
-from .result import EvaluationResult
-from .specs import DEFAULT_ESTIMATORS, SPECS, available_estimators, resolve
+from calibdash.errors import InputError
+from calibdash.evaluation.gridtext import parse_grid_text
+from calibdash.io.loading import load_predictions
+from calibdash.core.notions import NOTIONS
+from calibdash.evaluation.pipeline import evaluate, evaluate_notions
+from calibdash.evaluation.result import EvaluationResult
+from calibdash.evaluation.config import DEFAULT_ESTIMATORS, SPECS, available_estimators, resolve
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
@@ -124,8 +124,8 @@ def parse_grid_option(texts):
 
 def _plan_others(notions, others_text):
     """Per notion: the literature's estimators to run (``--others``; default
-    ``calibdash.literature.DEFAULT_OTHERS``; "none" for none)."""
-    from .literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
+    ``calibdash.metrics.literature.DEFAULT_OTHERS``; "none" for none)."""
+    from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 
     if others_text is None:
         return {n: list(DEFAULT_OTHERS[n]) for n in notions}
@@ -239,7 +239,7 @@ class Progress:
 # ----------------------------------------------------------------------------- files
 def run_to_json(models, command=None):
     """The ``result.json`` text of a run: ``{model name: {notion: EvaluationResult}}``."""
-    from . import __version__
+    from calibdash import __version__
 
     obj = {
         "format": RUN_FORMAT,
@@ -314,7 +314,7 @@ def write_model_outputs(out, name, results, pred, command, title=None):
     _write_text(out / "curves.csv", _frame_with(results, "curves", {}).to_csv(index=False))
     _write_text(out / "others.csv", _frame_with(results, "others", {}).to_csv(index=False))
     _write_text(out / "result.json", run_to_json({name: results}, command))
-    from .reporting import report
+    from calibdash.reporting.html import report
 
     _write_text(out / "report.html", report(results, pred, title=title))
     return [out / f for f in ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")]
@@ -391,7 +391,7 @@ def _evaluate_model(label, pred, record, plan, others, settings, progress):
 def verdict_lines(res):
     """The verdict as the command line prints it: the headline, the estimators the risk
     cannot tell apart, and the comparison with h = 0 ("perfectly calibrated")."""
-    from .verdict import verdict
+    from calibdash.display.verdict import verdict
 
     v = verdict(res)
     lines = [v.headline.replace("**", "")]
@@ -450,7 +450,7 @@ def cmd_evaluate(args):
                 _say(args, f"  {line}")
         _say(args, "  wrote " + ", ".join(str(f) for f in files))
     if not single:
-        from .reporting import report
+        from calibdash.reporting.html import report
 
         summary = pd.concat([_frame_with(models[n], "summary", {"model": n}) for n in names], ignore_index=True)
         curves = pd.concat([_frame_with(models[n], "curves", {"model": n}) for n in names], ignore_index=True)
@@ -634,12 +634,12 @@ def build_parser():
     ev.add_argument("--others", metavar="LIST",
                     help="comma-separated estimators from the literature, reported beside the ranked ones on the same "
                          "holdout rows (ece-15-bins, ece-kde, skce, variational-brier-temperature, ...: see "
-                         "calibdash.literature.OTHER_ESTIMATORS), or none; each notion runs those that support it; "
+                         "calibdash.metrics.literature.OTHER_ESTIMATORS), or none; each notion runs those that support it; "
                          "default: the 15-bin ECE, plus the variational estimate and, for canonical, SKCE with its test")
     ev.add_argument("--grid", action="append", metavar="NAME.PARAM=V1,V2,...",
                     help="replace one hyperparameter grid, e.g. --grid kde.bandwidth=0.01,0.1 or --grid bins.n_bins=5,10,20 "
                          "or --grid ukkr.lam=1e-4,1e-3; repeatable; NAME is the estimator (the family for the tuned ones); "
-                         "the other parameters keep their defaults (calibdash.grids.default_grid)")
+                         "the other parameters keep their defaults (calibdash.estimators.grids.default_grid)")
     ev.add_argument("--test-size", type=float, default=0.2, metavar="F",
                     help="fraction of rows held out for the final estimate, never used for choosing (default 0.2)")
     ev.add_argument("--folds", type=int, default=5, metavar="K", help="cross-validation folds on the other rows (default 5, at least 2)")

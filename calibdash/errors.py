@@ -1,26 +1,52 @@
-"""Errors and warnings raised while reading user-supplied predictions.
+"""calibdash's exceptions and the loader's warnings.
+
+Every error calibdash raises on purpose is a :class:`CalibdashError`: bad data is an
+:class:`InputError`, bad settings a :class:`ConfigError`, using an unfitted estimator a
+:class:`NotFittedError`. The first two are also ``ValueError`` subclasses, so that callers who do
+not know calibdash can catch them as usual. Anything else that escapes is a bug (the
+command line shows its traceback and asks for a report).
 
 Everything the loader refuses is an :class:`InputError`; everything it accepts with a
 reservation is a :class:`LoadWarning` carried on the returned object (never printed
 behind the caller's back, so the app decides where to show it).
 
-Both keep the user text in their message marked (:func:`calibdash.display.user`): ``str()``
+Both keep the user text in their message marked (:func:`calibdash.display.text.user`): ``str()``
 is the plain message, ``.parts`` its ``(text, is_user)`` pieces, from which the app shows the
-user's words literally (:func:`calibdash.display.markdown`).
+user's words literally (:func:`calibdash.display.text.markdown`).
 """
 
 from __future__ import annotations
 
-from .display import CLOSE, OPEN, split_marked, strip_marks
+from calibdash.display.text import CLOSE, OPEN, split_marked, strip_marks
 
-__all__ = ["InputError", "LoadWarning"]
+__all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "check_is_fitted"]
 
 
 def _marked(parts):
     return "".join(f"{OPEN}{t}{CLOSE}" if is_user else t for t, is_user in parts)
 
 
-class InputError(ValueError):
+class CalibdashError(Exception):
+    """Base class of the errors calibdash raises on purpose (a message for the user)."""
+
+
+class ConfigError(CalibdashError, ValueError):
+    """A setting cannot be used (unknown estimator, notion, parameter or value); the
+    message lists the valid choices."""
+
+
+class NotFittedError(CalibdashError, ValueError, AttributeError):
+    """An estimator or map was used before ``fit`` (a ValueError and an AttributeError,
+    like scikit-learn's)."""
+
+
+def check_is_fitted(estimator, attribute="n_classes_"):
+    """Raise :class:`NotFittedError` unless ``estimator`` has the fitted ``attribute``."""
+    if getattr(estimator, attribute, None) is None:
+        raise NotFittedError(f"This {type(estimator).__name__} is not fitted yet; call fit(P, y) first.")
+
+
+class InputError(CalibdashError, ValueError):
     """The input cannot be used as predictions; the message says what, where and how to fix it.
 
     Subclasses :class:`ValueError`, so ``except ValueError`` keeps working for callers
@@ -31,7 +57,7 @@ class InputError(ValueError):
     message : str
         Human-readable explanation: what is wrong, where (file, line or row, column)
         and what to do about it. User text in it is marked with
-        :func:`calibdash.display.user`; the marks are kept in ``parts`` and left out of
+        :func:`calibdash.display.text.user`; the marks are kept in ``parts`` and left out of
         ``str(error)``.
     internal : bool, default=False
         True when the loader hit an exception it did not anticipate and wrapped it.

@@ -1,4 +1,4 @@
-"""Hostile text for the tests of calibdash.display and of every page that shows user text.
+"""Hostile text for the tests of calibdash.display.text and of every page that shows user text.
 
 Markdown images and links, LaTeX ``\\href`` and HTML, as an attacker would put them in a
 shared file's class names, column names, file name or cells. Every address is
@@ -10,7 +10,7 @@ link or image that came from this text.
 import numpy as np
 import pandas as pd
 
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 
 IMAGE_AND_LINK = "![warn](http://127.0.0.1:9/absent-class.png) [Session expired - log in again](http://127.0.0.1:9/phish)"
 LATEX = r"$\href{http://127.0.0.1:9/x}{click}$"

@@ -9,7 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calibdash
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 PAGES = ["app_pages/data.py", "app_pages/evaluate.py", "app_pages/results.py", "app_pages/reliability.py"]

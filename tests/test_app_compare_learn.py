@@ -9,9 +9,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calibdash as cd
-from calibdash import lab
-from calibdash.demo import load_demo
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab import studies as lab
+from calibdash.lab.demo import load_demo
+from calibdash.lab.simulation import dirichlet_simulation
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 COMPARE, LEARN = "app_pages/compare.py", "app_pages/learn.py"

@@ -1,7 +1,7 @@
 """Issue 18 through Streamlit's AppTest: text from a user's file reaches every page as text.
 
 AppTest sees the markdown source of each element: a name must appear in it only inside a
-code span (calibdash.display.code), and the figures must hold it escaped for plotly. What
+code span (calibdash.display.text.code), and the figures must hold it escaped for plotly. What
 chromium renders from that is checked in tests/e2e/test_hostile_browser.py.
 """
 
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calibdash.display import code, plot_text
+from calibdash.display.text import code, plot_text
 
 from .hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
 

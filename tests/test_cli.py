@@ -16,7 +16,7 @@ import pytest
 
 import calibdash as cd
 from calibdash.cli import CLIError, Progress, build_parser, load_run, parse_grid_option, parse_notions
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 from tests.shared_data import SHARED_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,7 +116,7 @@ def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lene
     # the verdict on stdout, progress on stderr (one line per step: not a terminal)
     assert "percentage points" in proc.stdout and "report.html" in proc.stdout
     # the interval, the tied estimators and the reference h = 0, per notion
-    from calibdash.verdict import verdict
+    from calibdash.display.verdict import verdict
 
     for res in direct.values():
         v = verdict(res)
@@ -204,7 +204,7 @@ def test_a_local_dask_cluster_gives_the_same_numbers(tmp_path):
             distributed.Client(cluster) as client:
         run_cli("evaluate", a, *SMALL_ARGS, "--dask-scheduler", cluster.scheduler_address, "--out", out, "--quiet", check=0)
         # the work ran on the cluster's workers: they had to import the pipeline to run its tasks
-        imported = client.run(lambda: "calibdash.pipeline" in __import__("sys").modules)
+        imported = client.run(lambda: "calibdash.evaluation.pipeline" in __import__("sys").modules)
         assert len(imported) == 2 and any(imported.values()), imported
     res = cd.evaluate(cd.load_predictions(a), **SMALL_PY)
     assert_summary_matches(pd.read_csv(out / "summary.csv"), res)

@@ -1,4 +1,4 @@
-"""calibdash.comparison: the paired comparison of models, its level and power, and bad input."""
+"""calibdash.evaluation.compare: the paired comparison of models, its level and power, and bad input."""
 
 import numpy as np
 import pandas as pd
@@ -8,11 +8,11 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash import comparison as compare_module
-from calibdash.loading import load_predictions
-from calibdash.pipeline import make_split
-from calibdash.simplex import softmax
-from calibdash.simulation import dirichlet_simulation
+from calibdash.evaluation import compare as compare_module
+from calibdash.io.loading import load_predictions
+from calibdash.evaluation.pipeline import make_split
+from calibdash.core.simplex import softmax
+from calibdash.lab.simulation import dirichlet_simulation
 
 
 def exchangeable_pair(n, rng, sharpen=2.0, scale=1.5):
@@ -217,8 +217,8 @@ def test_logistic_models_with_known_ranking():
 
 
 def test_comparison_figures_show_the_computed_numbers(three_result):
-    from calibdash import plots
-    from calibdash import reliability as rl
+    from calibdash.display import plots
+    from calibdash.display import reliability as rl
 
     res = three_result
     fig = plots.comparison_figure(res)

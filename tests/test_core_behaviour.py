@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 
 from .shared_data import load_npz
 
@@ -182,7 +182,7 @@ def test_low_rank_path_changes_risk_and_estimate_by_under_0p1_percent(name, noti
 
 
 def test_widmann_models_have_their_conditional_label_distributions():
-    from calibdash.simulation import widmann_simulation
+    from calibdash.lab.simulation import widmann_simulation
 
     n = 40_000
     for model, expect_first in [("calibrated", None), ("mixed", None), ("uniform", 0.1)]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from calibdash import lab
+from calibdash.lab import studies as lab
 
 N = 5000
 DRAWS = 100

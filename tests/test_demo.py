@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash import demo
+from calibdash.lab import demo
 
 
 def test_every_demo_set_is_valid_predictions():

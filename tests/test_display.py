@@ -1,4 +1,4 @@
-"""calibdash.display: user text is shown as text, never as markdown, LaTeX, a link or an image.
+"""calibdash.display.text: user text is shown as text, never as markdown, LaTeX, a link or an image.
 
 How Streamlit itself renders the results is checked in the browser
 (tests/e2e/test_hostile_browser.py); here: what the helpers write, the marks the loader's
@@ -16,11 +16,13 @@ import pandas as pd
 import pytest
 
 import calibdash as cd
-from calibdash import cli, display, plots
-from calibdash import reliability as rl
-from calibdash.display import JOINER, code, escape_markdown, markdown, plot_text, split_marked, strip_marks, user
+from calibdash import cli
+from calibdash.display import text as display
+from calibdash.display import plots
+from calibdash.display import reliability as rl
+from calibdash.display.text import JOINER, code, escape_markdown, markdown, plot_text, split_marked, strip_marks, user
 from calibdash.errors import InputError, LoadWarning
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 
 from .hostile import ALL, CELL, CLASSES, FILE_NAMES
 

@@ -6,18 +6,9 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash import reliability as rl
-from calibdash.ece import (
-    ECE_ESTIMATORS,
-    ece,
-    ece_bootstrap,
-    ece_by_name,
-    ece_kde,
-    kde_problem_ece,
-    silverman_bandwidth,
-    top_label_l1_truth,
-)
-from calibdash.simulation import dirichlet_simulation
+from calibdash.display import reliability as rl
+from calibdash.metrics.ece import ECE_ESTIMATORS, ece, ece_bootstrap, ece_by_name, ece_kde, kde_problem_ece, silverman_bandwidth, top_label_l1_truth
+from calibdash.lab.simulation import dirichlet_simulation
 
 from .shared_data import load_npz
 
@@ -181,7 +172,7 @@ def test_registry_names_and_labels():
     P, y = small_data(n=200)
     assert ece_by_name("ece-mass-convex", P, y) == ece(P, y, binning="mass", n_bins="sqrt", convex=True)
     assert ece_by_name("ece-kde", P, y, "classwise") == ece_kde(P, y, "classwise")
-    assert cd.ece_by_name is ece_by_name and cd.ece.ece is ece  # calibdash.ece stays the module
+    assert cd.ece_by_name is ece_by_name
 
 
 # the classwise KDE has one bandwidth per class: test_classwise_bootstrap_is_the_mean_over_classes
@@ -217,7 +208,7 @@ def test_mass_bootstrap_with_ties_equals_explicit_resamples(convex):
 
 
 def test_bootstrap_blocks_do_not_change_the_result(monkeypatch):
-    import calibdash.ece as ece_module  # the module: the package does not re-export the function ece
+    import calibdash.metrics.ece as ece_module  # the module: the package does not re-export the function ece
 
     P, y = small_data(n=150, d=3, seed=2)
     full = ece_bootstrap("ece-convex", P, y, "classwise", n_boot=25)
@@ -366,7 +357,7 @@ def test_curve_follows_a_known_miscalibration():
 
 
 def test_continuous_figure_has_curve_band_and_density():
-    from calibdash import plots
+    from calibdash.display import plots
 
     P, y = small_data(n=300, d=3, seed=1)
     fig = plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_boot=20))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash.risk import pair_loss_sum
+from calibdash.core.risk import pair_loss_sum
 
 from . import brute
 
@@ -229,7 +229,7 @@ def test_recalibration_map_is_z_minus_v(fam, notion):
     est = cd.make_estimator(fam, notion=notion).fit(P[:40], y[:40])
     g = est.recalibration(P[40:])
     H = est.h(P[40:], P[40:])
-    from calibdash.notions import problems
+    from calibdash.core.notions import problems
 
     Z = np.hstack([p.Z for p in problems(P[40:], notion)])
     # h(z, z) = ||z - g(z)||^2 for a plug-in
@@ -246,7 +246,7 @@ def test_kkkr_has_no_recalibration_map():
 
 
 def test_shared_feature_loss_equals_the_direct_route():
-    from calibdash.risk import SharedFeatureLoss, pair_loss_sum
+    from calibdash.core.risk import SharedFeatureLoss, pair_loss_sum
 
     rng = np.random.default_rng(8)
     U, F = rng.normal(size=(30, 3)), rng.normal(size=(30, 12))
@@ -331,7 +331,7 @@ def test_kde_fold_diagonals_equal_each_fold_model_and_the_formula(notion):
     """The k fold models' holdout diagonals from one set of kernel products per part equal
     the fold models fitted one by one, and the brute-force Eq. (25) regression."""
     from calibdash.estimators.kde import KDEEstimator, log_beta_table
-    from calibdash.pipeline import make_split
+    from calibdash.evaluation.pipeline import make_split
 
     P, y = random_problem(seed=12, n=120, d=3)
     test, folds = make_split(len(y), 0.25, 3, 4)

@@ -10,13 +10,13 @@ import pandas as pd
 import pytest
 
 import calibdash as cd
-from calibdash.ece import ece_bootstrap
-from calibdash.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, QUANTITIES, available_others
-from calibdash.pipeline import make_split
-from calibdash.recalibrators import OneDimensionalRecalibrator, make_recalibrator
-from calibdash.simulation import dirichlet_simulation
-from calibdash.specs import config_fingerprint
-from calibdash.variational import row_losses
+from calibdash.metrics.ece import ece_bootstrap
+from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, QUANTITIES, available_others
+from calibdash.evaluation.pipeline import make_split
+from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, make_recalibrator
+from calibdash.lab.simulation import dirichlet_simulation
+from calibdash.evaluation.config import config_fingerprint
+from calibdash.metrics.variational import row_losses
 
 FAST = dict(estimators=["kde"], grids={"kde": {"bandwidth": [0.05, 0.5]}})
 
@@ -122,7 +122,7 @@ def test_every_registered_estimator_runs_on_each_notion_it_offers():
 
 
 def test_skce_switches_to_the_block_estimator_on_large_holdout_sets(monkeypatch):
-    from calibdash import literature
+    from calibdash.metrics import literature
 
     P, y = data(n=500, seed=6)
     monkeypatch.setattr(literature, "_SKCE_QUADRATIC_MAX_WORK", 100 ** 2 * 4 - 1)  # the holdout is 100 x 4

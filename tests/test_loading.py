@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import calibdash as cd
-from calibdash import display, loading
+from calibdash.display import text as display
+from calibdash.io import loading
 from calibdash.errors import LoadWarning
-from calibdash.simplex import softmax
+from calibdash.core.simplex import softmax
 
 from .shared_data import SHARED_DATA
 
@@ -63,7 +64,7 @@ def assert_valid(p):
     assert p.kind in ("logits", "probabilities")
     assert p.sha256 == loading.canonical_sha256(p.probs, p.labels)
     assert isinstance(p.summary(), str)
-    # Marks of user text (calibdash.display) belong to messages: the data hold plain strings.
+    # Marks of user text (calibdash.display.text) belong to messages: the data hold plain strings.
     for text in (p.source_name, *p.class_names, *p.notes):
         assert type(text) is str and unmarked(text) == text
     for w in p.warnings:
@@ -71,7 +72,7 @@ def assert_valid(p):
 
 
 def unmarked(text):
-    """``text`` without calibdash.display's marker characters."""
+    """``text`` without calibdash.display.text's marker characters."""
     return display.strip_marks(text)
 
 
@@ -206,7 +207,7 @@ def test_all_formats_give_identical_predictions(tmp_path, dataset):
     """Bit-for-bit equality of probs, labels and sha256 across every format.
 
     The logits L are generated first and the probability files store P = softmax(L)
-    (computed by calibdash.simplex.softmax in float64); the logits files store L. The
+    (computed by calibdash.core.simplex.softmax in float64); the logits files store L. The
     loader ends both paths with the same row normalisation, so loading P and loading L
     give *identical* float64 arrays, hence identical sha256, not merely close ones.
     CSV files carry the shortest repr of each double, which pandas parses back exactly.

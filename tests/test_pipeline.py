@@ -9,8 +9,9 @@ import pytest
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash.pipeline import make_split
-from calibdash.simulation import dirichlet_simulation, simulation_truth
+from calibdash.estimators.grids import default_grid
+from calibdash.evaluation.pipeline import make_split
+from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 
 SMALL_GRIDS = {
     "bins": {"n_bins": [2, 5, 10]},
@@ -187,7 +188,7 @@ def test_partial_grid_override_keeps_other_defaults():
     res = cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], grids={"bins": {"n_bins": [3, 6, 9]}})
     grids = res.config["call"]["grids"]
     assert grids["bins"]["n_bins"] == [3, 6, 9] and grids["bins"]["strategy"] == ["uniform"]
-    assert grids["kde"] == cd.grids.default_grid("kde", "top-label")
+    assert grids["kde"] == default_grid("kde", "top-label")
 
 
 def test_selection_at_the_edge_of_the_grid_is_reported():
@@ -282,8 +283,8 @@ def test_kde_fold_models_are_refitted_on_use_and_agree_with_the_holdout_estimate
 
 
 def test_config_fingerprint_identifies_a_run_however_it_is_spelled():
-    from calibdash.grids import default_grid
-    from calibdash.specs import config_fingerprint
+    from calibdash.estimators.grids import default_grid
+    from calibdash.evaluation.config import config_fingerprint
 
     sha = "ab" * 32
     implicit = config_fingerprint(sha, "top-label", ["kde"])
@@ -299,7 +300,7 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     """The kernel density estimator's normalisers (computed once for the optimisation set)
     and its holdout products (formed once for all fold models) give the numbers of fitting
     every fold model on its own, however the shared work is cut into tasks."""
-    from calibdash import pipeline
+    from calibdash.evaluation import pipeline
 
     P, y = small_data(seed=11, n=500)
     grid = [0.05, 0.2, 1.0]

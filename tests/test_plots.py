@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash import demo, plots
-from calibdash import reliability as rl
+from calibdash.lab import demo
+from calibdash.display import plots
+from calibdash.display import reliability as rl
 
 
 @pytest.fixture(scope="module")

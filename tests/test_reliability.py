@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from calibdash import reliability as rl
+from calibdash.display import reliability as rl
 
 
 def brute_table(conf, correct, edges):

@@ -1,4 +1,4 @@
-"""The HTML report (calibdash.reporting, cd.report) and the references behind it (calibdash.references).
+"""The HTML report (calibdash.reporting.html, cd.report) and the references behind it (calibdash.reporting.references).
 
 Small simulated data (600 rows, 3 classes) and reduced grids keep this file fast; the
 report's content does not depend on the data's size.
@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 import calibdash as cd
-from calibdash.references import REFERENCES, bibtex, reference_keys, references_for
-from calibdash.reporting import normalise_results
-from calibdash.simulation import dirichlet_simulation
-from calibdash.specs import SPECS
-from calibdash.verdict import verdict
+from calibdash.reporting.references import REFERENCES, bibtex, reference_keys, references_for
+from calibdash.reporting.html import normalise_results
+from calibdash.lab.simulation import dirichlet_simulation
+from calibdash.evaluation.config import SPECS
+from calibdash.display.verdict import verdict
 
 HOSTILE_NAME = '<img src="http://example.invalid/x.png" onerror="alert(1)">preds.npz'
 HOSTILE_CLASS = "</script><script>alert(2)</script>"
@@ -50,7 +50,7 @@ def html(model):
 
 def _notion_figures(res):
     """Risk curves and estimates, plus the panel of literature estimates when the result has any."""
-    from calibdash import plots
+    from calibdash.display import plots
 
     others = getattr(res, "others", None)
     return 2 + int(others is not None and len(others) > 0 and hasattr(plots, "estimates_by_quantity"))

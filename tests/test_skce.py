@@ -13,8 +13,8 @@ from scipy.stats import norm
 from threadpoolctl import threadpool_limits
 
 import calibdash as cd
-from calibdash import kernel_calibration as S
-from calibdash.simulation import widmann_simulation
+from calibdash.metrics import skce as S
+from calibdash.lab.simulation import widmann_simulation
 
 
 # -- brute force ------------------------------------------------------------------------

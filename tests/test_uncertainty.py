@@ -13,15 +13,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash.uncertainty import (
-    holdout_error,
-    normal_interval,
-    paired_risks,
-    root_interval,
-    root_se,
-    satterthwaite,
-    t_quantile,
-)
+from calibdash.core.uncertainty import holdout_error, normal_interval, paired_risks, root_interval, root_se, satterthwaite, t_quantile
 
 from .shared_data import load_npz
 
@@ -91,7 +83,7 @@ def test_paired_risks_by_hand():
 
 
 def test_result_intervals_at_other_levels_nest_and_match_the_summary():
-    from calibdash import demo
+    from calibdash.lab import demo
 
     res = cd.evaluate(demo.load_demo("digits: naive Bayes"), notion="top-label", estimators=["bins", "temperature"])
     for name in res.summary["estimator"]:

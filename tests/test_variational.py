@@ -15,10 +15,10 @@ from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 import calibdash as cd
-from calibdash.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
-from calibdash.simulation import dirichlet_simulation, simulation_truth
-from calibdash.specs import DEFAULT_ESTIMATORS, SPECS
-from calibdash.variational import holdout_loss_gap, variational_error, variational_top_label
+from calibdash.metrics.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
+from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
+from calibdash.evaluation.config import DEFAULT_ESTIMATORS, SPECS
+from calibdash.metrics.variational import holdout_loss_gap, variational_error, variational_top_label
 
 from . import brute
 
@@ -30,7 +30,7 @@ HAND_PARAMS = {"temperature": {}, "isotonic": {}, "logistic": {"C": 3.0}, "boost
 
 @pytest.fixture(autouse=True)
 def _one_openmp_thread():
-    """OpenMP and BLAS threads busy-wait on shared cores (see calibdash.recalibrators);
+    """OpenMP and BLAS threads busy-wait on shared cores (see calibdash.metrics.recalibrators);
     the maps fitted by hand here get the single thread the package's maps use."""
     with threadpool_limits(limits=1):
         yield
@@ -342,7 +342,7 @@ def test_reruns_are_identical():
 
 
 def test_grids_and_specs():
-    from calibdash.grids import default_grid
+    from calibdash.estimators.grids import default_grid
 
     for fam in NEW_FAMILIES:
         assert fam in cd.FAMILIES and fam in SPECS

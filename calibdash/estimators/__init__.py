@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import inspect
 
-from ..notions import NOTIONS, check_notion
-from .base import CalibrationEstimator, EstimatorPath
-from .binning import BinningEstimator
-from .kde import KDEEstimator
-from .kernel_ridge import KKKREstimator, UKKREstimator
-from .recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
-from .temperature import TemperatureEstimator
+from calibdash.core.notions import NOTIONS, check_notion
+from calibdash.estimators.base import CalibrationEstimator, EstimatorPath
+from calibdash.estimators.binning import BinningEstimator
+from calibdash.estimators.kde import KDEEstimator
+from calibdash.estimators.kernel_ridge import KKKREstimator, UKKREstimator
+from calibdash.estimators.recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
+from calibdash.estimators.temperature import TemperatureEstimator
 
 FAMILIES = {
     cls.family: cls

@@ -12,8 +12,8 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
-from ..simplex import check_labels
+from calibdash.core.notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
+from calibdash.core.simplex import check_labels
 
 
 def block_diag_or_none(blocks):
@@ -186,7 +186,7 @@ class CalibrationEstimator(BaseEstimator):
 
     @classmethod
     def _path_risks(cls, estimators, P, U):
-        from ..risk import path_risks
+        from calibdash.core.risk import path_risks
 
         return path_risks(U, cls._path_forms(estimators, P))
 

@@ -6,7 +6,7 @@ import numbers
 
 import numpy as np
 
-from .base import CalibrationEstimator
+from calibdash.estimators.base import CalibrationEstimator
 
 
 def bin_edges(z, n_bins, strategy):
@@ -73,7 +73,7 @@ class BinningEstimator(CalibrationEstimator):
             self.gaps_.append(gaps)
 
     def _bilinear_form(self, P):
-        from ..notions import problems
+        from calibdash.core.notions import problems
 
         cols = [gaps[bin_index(p.Z[:, 0], edges)] for p, edges, gaps in zip(problems(P, self.notion), self.edges_, self.gaps_)]
         return np.column_stack(cols), None

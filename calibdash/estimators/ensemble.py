@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .base import block_diag_or_none
+from calibdash.estimators.base import block_diag_or_none
 
 
 class FoldEnsemble:

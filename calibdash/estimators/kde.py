@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import gammaln
 
-from ..notions import problems
-from ..simplex import log_clipped
-from .base import CalibrationEstimator, check_positive
+from calibdash.core.notions import problems
+from calibdash.core.simplex import log_clipped
+from calibdash.estimators.base import CalibrationEstimator, check_positive
 
 # Entries of one (query block x training set) matrix. The Beta kernel's passes are
 # memory-bound and want blocks that stay in cache (0.5 MB); the Dirichlet kernel's
@@ -331,11 +331,11 @@ class KDEEstimator(CalibrationEstimator):
         blocks of held-out rows instead; the normalisers log B of the centres are computed
         once for all blocks (:meth:`KernelCentres.log_beta`).
         """
-        from ..risk import _feature_route_cost, _gram_route_cost, path_risks
+        from calibdash.core.risk import feature_route_cost, gram_route_cost, path_risks
 
         n, d = U.shape
         rows = max(1, _STREAM_ENTRIES // max(len(estimators) * d, 1))
-        if n <= rows or _gram_route_cost(n, d, d, False) < _feature_route_cost(n, d, d, False):
+        if n <= rows or gram_route_cost(n, d, d, False) < feature_route_cost(n, d, d, False):
             return path_risks(U, cls._path_forms(estimators, P))
         bandwidths = [float(e.bandwidth) for e in estimators]
         train = estimators[0].train_

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..notions import problems
-from .base import CalibrationEstimator, block_diag_or_none, check_positive
+from calibdash.core.notions import problems
+from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none, check_positive
 
 # Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
 # matrix; dividing by their square roots would amplify rounding errors.
@@ -136,7 +136,7 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     draws min(``block``, ``n_components``) times (duplicates dropped), whatever the
     pivots chosen so far, so that requests differ only in where they stop. Drawing stops when the residual trace
     falls below ``rtol * n`` (the approximation is then uniformly good:
-    |K - K~|_ij <= max residual diagonal) or once ``n_components`` pivots are reached, so
+    ``|K - K~|_ij <= max residual diagonal``) or once ``n_components`` pivots are reached, so
     the last block may take up to ``block - 1`` more. F F^T is the Nystroem
     approximation on the pivots C, and F = k(Z, C) A with the coefficients A tracked
     along, so that new points get consistent features k(z, C) A.

@@ -1,4 +1,4 @@
-"""Recalibration plug-in estimators: isotonic, logistic and boosting (design note, section 3).
+"""Recalibration plug-in estimators: isotonic, logistic and boosting (docs/design.md, section 3).
 
 A recalibration map g fitted on the training data gives h(p, p') = <p - g(p), p' - g(p')>.
 The notion decides what g is fitted on:
@@ -11,25 +11,20 @@ The notion decides what g is fitted on:
 * classwise: one such one-dimensional map per class, fitted on p_k against 1[y = k]
   (d features p_k - g_k(p_k); h is their sum of products, as the notion's sum over classes).
 
-The maps are in :mod:`calibdash.recalibrators`; every seed is fixed, so refits are identical.
+The maps are in :mod:`calibdash.metrics.recalibrators`; every seed is fixed, so refits are identical.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..notions import problems
-from ..recalibrators import (
-    BoostingRecalibrator,
-    IsotonicRecalibrator,
-    LogisticRecalibrator,
-    OneDimensionalRecalibrator,
-)
-from .base import CalibrationEstimator
+from calibdash.core.notions import problems
+from calibdash.metrics.recalibrators import BoostingRecalibrator, IsotonicRecalibrator, LogisticRecalibrator, OneDimensionalRecalibrator
+from calibdash.estimators.base import CalibrationEstimator
 
 
 class RecalibrationEstimator(CalibrationEstimator):
-    """Base class of the plug-in families built on a map of :mod:`calibdash.recalibrators`.
+    """Base class of the plug-in families built on a map of :mod:`calibdash.metrics.recalibrators`.
 
     Subclasses set ``family``, ``path_param`` and implement ``_recalibrator()`` (an
     unfitted map carrying the estimator's hyperparameters).
@@ -64,7 +59,7 @@ class IsotonicEstimator(RecalibrationEstimator):
     ----------
     notion : {"top-label", "canonical", "classwise"}
     y_min : float in [0, 1), default=0.0
-        Floor on the isotonic values (see :class:`calibdash.recalibrators.IsotonicRecalibrator`).
+        Floor on the isotonic values (see :class:`calibdash.metrics.recalibrators.IsotonicRecalibrator`).
         Isotonic regression has no smoothing parameter; the default grid holds this one value.
     """
 

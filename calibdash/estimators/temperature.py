@@ -1,4 +1,4 @@
-"""Recalibration plug-in with temperature scaling (design note, section 3).
+"""Recalibration plug-in with temperature scaling (docs/design.md, section 3).
 
 A temperature map g fitted on the training data gives h(z, z') = <z - g(z), z' - g(z')>.
 What g sees is what the notion conditions on:
@@ -15,7 +15,7 @@ scaling is usually applied? That g depends on the other entries of p, so h estim
 E[(c - P(correct | p))^2], which is larger than the top-label error E[(c - P(correct | c))^2],
 and the risk favours it precisely because it sees more than the confidence. The maps here
 are the one-dimensional temperature maps of
-:class:`calibdash.recalibrators.OneDimensionalRecalibrator`, like the other plug-ins in
+:class:`calibdash.metrics.recalibrators.OneDimensionalRecalibrator`, like the other plug-ins in
 :mod:`calibdash.estimators.recalibration`.
 """
 
@@ -25,9 +25,9 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import expit, logsumexp
 
-from ..notions import problems
-from ..simplex import log_clipped, softmax
-from .base import CalibrationEstimator, check_positive
+from calibdash.core.notions import problems
+from calibdash.core.simplex import log_clipped, softmax
+from calibdash.estimators.base import CalibrationEstimator, check_positive
 
 # The NLL is convex in beta = 1/T; this bracket covers every temperature anyone fits.
 _LOG_BETA_BOUNDS = (np.log(1e-3), np.log(1e3))

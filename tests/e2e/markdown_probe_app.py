@@ -1,10 +1,10 @@
-"""A page that shows every hostile string through calibdash.display in the elements the app
+"""A page that shows every hostile string through calibdash.display.text in the elements the app
 uses, for tests/e2e/test_hostile_browser.py to read back from chromium. Not part of the app."""
 
 import plotly.graph_objects as go
 import streamlit as st
 
-from calibdash.display import code, escape_markdown, markdown, plot_text, user
+from calibdash.display.text import code, escape_markdown, markdown, plot_text, user
 from calibdash.errors import InputError
 from tests.hostile import ALL
 

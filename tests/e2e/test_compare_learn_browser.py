@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 import calibdash as cd
-from calibdash import lab
-from calibdash.demo import load_demo
+from calibdash.lab import studies as lab
+from calibdash.lab.demo import load_demo
 
 from .browser import OUTPUT, new_session
 

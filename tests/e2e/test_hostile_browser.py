@@ -4,7 +4,7 @@ Files whose class names, column names, file names and cells hold markdown images
 LaTeX ``\\href`` and HTML (tests/hostile.py) are uploaded to a real ``streamlit run``; on
 every page no request leaves for another address, no link, image or formula made from the
 file is on the page, and the names are shown literally. A probe page first checks that what
-calibdash.display writes renders, in Streamlit's own renderer, as the exact text.
+calibdash.display.text writes renders, in Streamlit's own renderer, as the exact text.
 """
 
 import re
@@ -12,7 +12,7 @@ import re
 import pandas as pd
 import pytest
 
-from calibdash.display import JOINER
+from calibdash.display.text import JOINER
 from tests.hostile import ALL, CELL, CLASSES, FILE_NAMES, hostile_csv
 
 from .browser import OUTPUT, ROOT, Watched, streamlit_server

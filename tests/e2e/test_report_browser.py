@@ -7,7 +7,7 @@ a page error or a request that left the file.
 import pytest
 
 import calibdash as cd
-from calibdash.simulation import dirichlet_simulation
+from calibdash.lab.simulation import dirichlet_simulation
 
 from .browser import OUTPUT
 

@@ -32,23 +32,12 @@ import pandas as pd
 from joblib import Parallel, delayed
 from scipy.special import expit
 
-from .notions import check_notion, residuals
-from .comparison import _ONLY_TUNED
-from .pipeline import evaluate
-from .risk import path_risks
-from .simplex import softmax
-from .simulation import (
-    Simulation,
-    WIDMANN_MODELS,
-    _conditional_mean_sq_gap,
-    dirichlet_simulation,
-    log_dirichlet,
-    logit_bias,
-    mapped_dirichlet_simulation,
-    piecewise_log,
-    sample_labels,
-    widmann_simulation,
-)
+from calibdash.core.notions import check_notion, residuals
+from calibdash.evaluation.compare import ONLY_TUNED
+from calibdash.evaluation.pipeline import evaluate
+from calibdash.core.risk import path_risks
+from calibdash.core.simplex import softmax
+from calibdash.lab.simulation import Simulation, WIDMANN_MODELS, conditional_mean_sq_gap, dirichlet_simulation, log_dirichlet, logit_bias, mapped_dirichlet_simulation, piecewise_log, sample_labels, widmann_simulation
 
 SCENARIOS = ("dirichlet", "widmann", "logistic", "logit-bias", "piecewise")
 # The two non-temperature models default to alpha = 0.1 rather than the paper's 0.04: at
@@ -134,7 +123,7 @@ class Scenario:
 
         Returns
         -------
-        calibdash.simulation.Simulation
+        calibdash.lab.simulation.Simulation
         """
         p = self.p
         if self.kind == "dirichlet":
@@ -236,10 +225,10 @@ def _dirichlet_truth(n_classes, alpha, logits_of, notion, n_mc=_N_MC, random_sta
     c = max f alone, P(correct | c) = E[P_argmax f | c], and the classwise one on each f_j
     alone, both by averaging within quantile bins of 2,000 samples. For the paper's model
     (``distortion * log P``) these are the formulas of
-    :func:`calibdash.simulation.simulation_truth`, which computes all three notions at once
+    :func:`calibdash.lab.simulation.simulation_truth`, which computes all three notions at once
     (several times slower; the page needs one).
 
-    ``bin_means`` (see :func:`calibdash.simulation._conditional_mean_sq_gap`) averages the
+    ``bin_means`` (see :func:`calibdash.lab.simulation.conditional_mean_sq_gap`) averages the
     gap within the bins rather than comparing each row's own f with its bin's mean P: the
     latter overstates a nearly calibrated model's error by the spread of f within the bins
     (by 1 % for the default piecewise model's classwise truth, 2.5 % for its binary
@@ -253,8 +242,8 @@ def _dirichlet_truth(n_classes, alpha, logits_of, notion, n_mc=_N_MC, random_sta
     if notion == "top-label":
         k = np.argmax(f, axis=1)
         rows = np.arange(n_mc)
-        return float(np.sqrt(_conditional_mean_sq_gap(f[rows, k], P[rows, k], bin_means=bin_means)))
-    return float(np.sqrt(sum(_conditional_mean_sq_gap(f[:, j], P[:, j], bin_means=bin_means)
+        return float(np.sqrt(conditional_mean_sq_gap(f[rows, k], P[rows, k], bin_means=bin_means)))
+    return float(np.sqrt(sum(conditional_mean_sq_gap(f[:, j], P[:, j], bin_means=bin_means)
                              for j in range(n_classes))))
 
 
@@ -288,7 +277,7 @@ def _widmann_truth(model, n_classes, alpha, n_mc=_N_MC, random_state=12345):
         true = 0.5 * g
         true[:, 0] += 0.5
         sq_canonical = float(np.mean(np.sum((g - true) ** 2, axis=1)))
-        sq_top = _conditional_mean_sq_gap(c, true[np.arange(n_mc), k])
+        sq_top = conditional_mean_sq_gap(c, true[np.arange(n_mc), k])
     else:
         sq_canonical = float(np.mean(np.sum((g - 1.0 / n_classes) ** 2, axis=1)))
         sq_top = float(np.mean((c - 1.0 / n_classes) ** 2))
@@ -303,7 +292,7 @@ def _seed(random_state, *keys):
 def _one_draw(scenario, n, r, random_state, notion, estimators, grids):
     sim = scenario.sample(n, _seed(random_state, n, r))
     res = evaluate(sim.probs, sim.labels, notion=notion, estimators=estimators, grids=grids, random_state=r,
-                   n_jobs=1, keep_models=False, **_ONLY_TUNED)
+                   n_jobs=1, keep_models=False, **ONLY_TUNED)
     return res.summary[["estimator", "estimate", "squared_estimate", "val_risk"]]
 
 
@@ -379,12 +368,12 @@ def summarise_estimates(df):
 
 def _coverage_draw(scenario, n, r, random_state, notions, truths):
     """One fresh draw of the coverage study: every notion's ranked estimators and verdict."""
-    from .pipeline import evaluate_notions
-    from .verdict import verdict
+    from calibdash.evaluation.pipeline import evaluate_notions
+    from calibdash.display.verdict import verdict
 
     sim = scenario.sample(n, _seed(random_state, n, r))
     results = evaluate_notions(sim.probs, sim.labels, notions=notions, random_state=r, n_jobs=1, keep_models=False,
-                               **_ONLY_TUNED)
+                               **ONLY_TUNED)
     rows = []
     for notion, res in results.items():
         truth = truths[notion]
@@ -411,7 +400,7 @@ def coverage_study(scenario, ns=(1000, 5000), n_draws=100, notions=("top-label",
 
     Every draw evaluates the default ranked estimators of each notion (Algorithm 1 with
     the paired risk comparison) on a fresh sample, and records each estimator's estimate and
-    95% interval and the verdict's (:func:`calibdash.verdict.verdict`).
+    95% interval and the verdict's (:func:`calibdash.display.verdict.verdict`).
 
     Parameters
     ----------
@@ -478,7 +467,7 @@ def figure1(n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes
     """The paper's Figure 1: the risk of h_theta against theta, over repeated seeds.
 
     The data are the paper's simulation; h_theta(p, p') = <p - softmax(theta/distortion
-    log p), p' - softmax(theta/distortion log p')> (design note, section 6). Since
+    log p), p' - softmax(theta/distortion log p')> (docs/design.md, section 6). Since
     log p = distortion log P + constant, theta = 1 recovers the true conditional P and the
     expected risk is minimised there. The estimator has no fitted part, so every draw is
     held-out data for it.

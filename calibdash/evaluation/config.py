@@ -12,9 +12,9 @@ import itertools
 import json
 from dataclasses import dataclass
 
-from .estimators import FAMILIES, make_estimator
-from .grids import default_grid
-from .notions import NOTIONS, check_notion
+from calibdash.estimators import FAMILIES, make_estimator
+from calibdash.estimators.grids import default_grid
+from calibdash.core.notions import NOTIONS, check_notion
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_si
     """sha256 identifying an evaluation: the data's fingerprint and the fully resolved
     configuration (default grids written out), so that equal runs get equal keys however
     their settings were spelled."""
-    from .literature import resolve_others
+    from calibdash.metrics.literature import resolve_others
 
     names, full = resolve(notion, estimators, grids or None)
     canon = {

@@ -20,14 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from . import plots
-from .display import plot_text
-from . import reliability as rl
-from .loading import Predictions
-from .notions import NOTIONS
-from .references import references_for
-from .result import EvaluationResult
-from .verdict import verdict
+from calibdash.display import plots
+from calibdash.display.text import plot_text
+from calibdash.display import reliability as rl
+from calibdash.io.loading import Predictions
+from calibdash.core.notions import NOTIONS
+from calibdash.reporting.references import references_for
+from calibdash.evaluation.result import EvaluationResult
+from calibdash.display.verdict import verdict
 
 __all__ = ["report", "ModelResults", "normalise_results"]
 
@@ -395,7 +395,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
         out.append('<p class="muted">Not included: the report was built without the predictions '
                    "(pass <code>predictions=</code> to <code>calibdash.report</code>).</p>")
         return "".join(out)
-    names = pred.class_names  # the figures escape them for plotly (calibdash.display.plot_text)
+    names = pred.class_names  # the figures escape them for plotly (calibdash.display.text.plot_text)
     top = m.results.get("top-label")
     recal, note = None, ""
     if top is not None:
@@ -608,7 +608,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
             title = "Calibration report"
     figs = _Figures()
     body, nav = [], []
-    from . import __version__
+    from calibdash import __version__
 
     stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     body.append(f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. "

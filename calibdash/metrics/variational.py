@@ -1,5 +1,5 @@
 """The variational estimator of calibration errors (Berta, Braun, Holzmueller, Bach & Jordan,
-"Rethinking early stopping: refine, then calibrate"; design note, sections 3 and 5).
+"Rethinking early stopping: refine, then calibrate"; docs/design.md, sections 3 and 5).
 
 A proper loss l splits the expected loss of a model f into refinement and calibration: the
 calibration error under l is E l(f, Y) - E l(g*(f), Y), with g* the true recalibration
@@ -29,9 +29,9 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.model_selection import KFold
 
-from .notions import training_problems, validate
-from .recalibrators import OneDimensionalRecalibrator, as_recalibrator
-from .simplex import check_probabilities, log_clipped
+from calibdash.core.notions import training_problems, validate
+from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
+from calibdash.core.simplex import check_probabilities, log_clipped
 
 LOSSES = ("brier", "log")
 
@@ -90,8 +90,9 @@ class VariationalTopLabel:
 
     Attributes
     ----------
-    value, se, per_fold : the p-th power of the error, its standard error over folds, and
-        its mean on each held-out fold
+    value, se, per_fold : float, float, tuple of float
+        The p-th power of the error, its standard error over folds, and its mean on each
+        held-out fold.
     overconfidence, overconfidence_se, underconfidence, underconfidence_se : float
         The two parts (p-th powers) and their standard errors over folds.
     p : int
@@ -203,7 +204,7 @@ def variational_error(P, y, recalibrator="temperature", loss="brier", n_folds=5,
     y : array-like of shape (n,)
         Labels.
     recalibrator : {"temperature", "isotonic", "logistic", "boosting"} or object, default="temperature"
-        The map g (see :mod:`calibdash.recalibrators`), or an unfitted object with
+        The map g (see :mod:`calibdash.metrics.recalibrators`), or an unfitted object with
         ``fit(P, y)`` and ``predict_proba(P)`` (cloned for each fold).
     loss : {"brier", "log"}, default="brier"
         "brier" estimates the squared canonical error CCE_2^2; "log" the KL calibration error.
@@ -250,7 +251,7 @@ def variational_top_label(P, y, p=1, recalibrator="isotonic", n_folds=5, random_
     """Cross-fitted variational top-label calibration error with over- and under-confidence.
 
     The map g is fitted on the confidence c = max_k p_k against correctness (on the
-    two-class simplex [c, 1 - c], see :class:`calibdash.recalibrators.OneDimensionalRecalibrator`),
+    two-class simplex [c, 1 - c], see :class:`calibdash.metrics.recalibrators.OneDimensionalRecalibrator`),
     on the other folds; see :class:`VariationalTopLabel` for the estimates.
 
     Parameters

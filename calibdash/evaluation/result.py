@@ -9,7 +9,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
+from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
+
+# The columns of the literature's rows (``EvaluationResult.others``).
+OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
+                 "squared_estimate_se", "p_value", "details", "reference", "seconds"]
 
 _FORMAT = "calibdash.EvaluationResult"
 # Version 2 added the interval columns, the paired risk comparison, the h = 0 reference
@@ -63,7 +67,7 @@ class EvaluationResult:
         One row per estimator: its family, chosen hyperparameters, mean validation risk
         (``val_risk``, with its unpaired standard error over folds ``val_risk_se``), the
         paired comparison with the best estimator (``risk_diff``, ``risk_diff_se``,
-        ``tied``: see :func:`calibdash.uncertainty.paired_risks`), sqrt(risk) x 100 as in the
+        ``tied``: see :func:`calibdash.core.uncertainty.paired_risks`), sqrt(risk) x 100 as in the
         paper's tables, the holdout estimate of the calibration error (``estimate``) with
         its standard error and 95% interval (``estimate_se``, ``ci_low``, ``ci_high``), the
         signed squared estimate with its standard error and that error's two parts
@@ -99,8 +103,6 @@ class EvaluationResult:
 
     def __post_init__(self):
         if self.others is None:
-            from .pipeline import OTHER_COLUMNS
-
             self.others = pd.DataFrame(columns=OTHER_COLUMNS)
 
     summary: pd.DataFrame
@@ -171,7 +173,7 @@ class EvaluationResult:
         """Interval of an estimator's calibration error (not squared).
 
         It covers both the sampling of the holdout rows and the fitting of the fold
-        models (:mod:`calibdash.uncertainty`): the squared-error interval
+        models (:mod:`calibdash.core.uncertainty`): the squared-error interval
         ``squared_estimate +- t se`` (Student's t at ``se_df`` degrees of freedom), taken
         to the error's scale by square roots of its ends, clipped at 0. The summary's
         ``ci_low`` and ``ci_high`` are this at level 0.95.

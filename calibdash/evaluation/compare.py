@@ -12,7 +12,7 @@ Design (README, "Comparing models"):
   ``D = SCE_a - SCE_b = mean_i (h_a(z_i, z_i) - h_b(z_i, z_i))`` over the holdout rows: a
   mean of per-row terms, paired row by row, and smooth when both errors are near 0 (a
   difference of square roots is not differentiable there).
-* **Its variance has two parts** (:mod:`calibdash.uncertainty`, the same computation as
+* **Its variance has two parts** (:mod:`calibdash.core.uncertainty`, the same computation as
   every interval of an evaluation). The holdout part (which rows were held out) is the
   variance of the mean of the paired row differences, s^2 / n: what a paired bootstrap of
   the holdout rows estimates, computed exactly. The training part (which rows fitted the
@@ -32,19 +32,19 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-from .display import quoted
-from .errors import InputError
-from .loading import Predictions
-from .notions import check_notion, validate
-from .pipeline import evaluate
-from .uncertainty import check_level, holdout_error
-from .variational import row_losses
-from .specs import DEFAULT_ESTIMATORS
+from calibdash.display.text import quoted
+from calibdash.errors import InputError
+from calibdash.io.loading import Predictions
+from calibdash.core.notions import check_notion, validate
+from calibdash.evaluation.pipeline import evaluate
+from calibdash.core.uncertainty import check_level, holdout_error
+from calibdash.metrics.variational import row_losses
+from calibdash.evaluation.config import DEFAULT_ESTIMATORS
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
 # SKCE with its bootstrap test, variational), which the pipeline runs by default beside
 # them, would multiply the cost of every evaluation and are not shown.
-_ONLY_TUNED = {"others": []}
+ONLY_TUNED = {"others": []}
 
 # Bootstrap replicates per chunk, so memory stays bounded on large holdout sets.
 _BOOT_ENTRIES = 4_000_000
@@ -185,7 +185,7 @@ def compare(
         The estimator used for every model. None: the one with the lowest validation
         risk summed over the models (from ``estimators``).
     estimators : list of str or None
-        Estimators evaluated; None is ``calibdash.specs.DEFAULT_ESTIMATORS[notion]``.
+        Estimators evaluated; None is ``calibdash.evaluation.config.DEFAULT_ESTIMATORS[notion]``.
     grids : dict or None
         Search-space overrides, as in :func:`calibdash.evaluate`.
     test_size, n_folds, random_state, n_jobs
@@ -202,7 +202,7 @@ def compare(
     Examples
     --------
     >>> import calibdash as cd
-    >>> from calibdash.demo import demo_arrays
+    >>> from calibdash.lab.demo import demo_arrays
     >>> P_a, y = demo_arrays("digits: logistic regression")
     >>> P_b, _ = demo_arrays("digits: naive Bayes")
     >>> cmp = cd.compare({"logistic": P_a, "naive Bayes": P_b}, y, notion="top-label")  # doctest: +SKIP
@@ -220,7 +220,7 @@ def compare(
     for i, name in enumerate(names):
         results[name] = evaluate(
             probs[name], y, notion=notion, estimators=est_list, grids=grids, test_size=test_size,
-            n_folds=n_folds, random_state=random_state, n_jobs=n_jobs, keep_models=True, **_ONLY_TUNED,
+            n_folds=n_folds, random_state=random_state, n_jobs=n_jobs, keep_models=True, **ONLY_TUNED,
         )
         if progress is not None:
             progress(i + 1, len(names), f"{name} evaluated")

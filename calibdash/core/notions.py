@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .simplex import check_labels, check_probabilities, one_hot
+from calibdash.core.simplex import check_labels, check_probabilities, one_hot
 
 NOTIONS = ("top-label", "canonical", "classwise")
 

@@ -107,3 +107,10 @@ def one_hot(y, d):
     T = np.zeros((y.shape[0], d), dtype=np.float64)
     T[np.arange(y.shape[0]), y] = 1.0
     return T
+
+
+def sample_labels(rng, P):
+    """One categorical draw per row of P, by inverse CDF."""
+    cdf = np.cumsum(P, axis=1)
+    u = rng.random(P.shape[0]) * cdf[:, -1]
+    return np.minimum((cdf < u[:, None]).sum(axis=1), P.shape[1] - 1).astype(np.int64)

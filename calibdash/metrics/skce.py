@@ -1,7 +1,7 @@
 """Squared kernel calibration error (SKCE) and calibration tests.
 
 Widmann, Lindsten & Zachariah, "Calibration tests in multi-class classification: a
-unifying framework" (NeurIPS 2019); design note, section 5. With the matrix-valued kernel
+unifying framework" (NeurIPS 2019); docs/design.md, section 5. With the matrix-valued kernel
 k(p, p') I_d the SKCE is estimated from the pair terms
 
     h_ij = k(p_i, p_j) <e_{y_i} - p_i, e_{y_j} - p_j>
@@ -25,10 +25,10 @@ import numpy as np
 from scipy.spatial.distance import cdist, pdist
 from scipy.stats import norm
 
-from .ece import bootstrap_counts
-from .notions import validate
-from .simplex import one_hot
-from .simulation import sample_labels
+from calibdash.metrics.ece import bootstrap_counts
+from calibdash.core.notions import validate
+from calibdash.core.simplex import one_hot
+from calibdash.core.simplex import sample_labels
 
 __all__ = ["skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "median_bandwidth"]
 

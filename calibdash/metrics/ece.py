@@ -1,7 +1,7 @@
 """L1 expected calibration error (ECE) estimators of Posocco & Bonnefoy (2021).
 
 N. Posocco and A. Bonnefoy, "Estimating expected calibration errors", ICANN 2021
-(design note, section 5). The quantity is the L1 error, not squared:
+(docs/design.md, section 5). The quantity is the L1 error, not squared:
 
     ECE = E | c - E[target | c] |
 
@@ -15,7 +15,7 @@ Estimators
 Binned (:func:`ece`): the bins are equal width on [0, 1] or equal mass (quantiles), with
 exactly the bin rule of :mod:`calibdash.estimators.binning` (bin m holds
 edges[m] <= z < edges[m+1], z = 1 in the last bin; tied quantiles merged). With sample
-weights a_ib (1 for the sample's bin, or the convex allocation below)
+weights a_ib (1 for the sample's bin, or the convex allocation below) ::
 
     ECE = (1/n) sum_b | sum_i a_ib (z_i - t_i) | = sum_b w_b | mean conf_b - mean acc_b |,
 
@@ -31,7 +31,7 @@ larger weight to the farther centre; that contradicts the paper's description an
 allocation jump at every centre, so the description is implemented.)
 
 KDE (:func:`ece_kde`), following the authors' code: a triweight kernel
-K(u) = 35/32 (1 - u^2)^3 on |u| <= 1, scaled so that the bandwidth h is its standard
+K(u) = 35/32 (1 - u^2)^3 on ``|u| <= 1``, scaled so that the bandwidth h is its standard
 deviation (support radius 3h, KDEpy's convention); h by Silverman's rule as KDEpy computes it,
 h = min(std, IQR / 1.349) (3n/4)^(-1/5) on the confidences; the boundary handled by
 reflection, with the data mirrored about both ends of the support [a, b]
@@ -42,7 +42,7 @@ Nadaraya-Watson regression
 
     g(x) = sum_j K_r(x, z_j) t_j / sum_j K_r(x, z_j)          (K_r the reflected kernel)
 
-and the ECE is the integral of |x - g(x)| against the estimated density of z, on a uniform
+and the ECE is the integral of ``|x - g(x)|`` against the estimated density of z, on a uniform
 grid of cell midpoints over [a, b]:
 
     ECE = sum_g | N(x_g) - x_g D(x_g) | / sum_g D(x_g),  N = sum_j K_r t_j,  D = sum_j K_r.
@@ -65,8 +65,8 @@ import numbers
 import numpy as np
 import scipy.sparse as sp
 
-from . import notions
-from .estimators import binning
+from calibdash.core import notions
+from calibdash.estimators import binning
 
 __all__ = [
     "ECE_NOTIONS",
@@ -360,7 +360,7 @@ def ece_kde(P, y, notion="top-label", bandwidth="silverman"):
 
     A triweight kernel with reflection at the ends of the support ([1/d, 1] for the
     top-label confidence, [0, 1] for a class probability), Silverman's bandwidth, the
-    Nadaraya-Watson estimate g of E[target | z] and the integral of |z - g(z)| against the
+    Nadaraya-Watson estimate g of E[target | z] and the integral of ``|z - g(z)|`` against the
     estimated density of z (module docstring).
 
     Parameters
@@ -512,10 +512,10 @@ def ece_bootstrap(name, P, y, notion="top-label", n_boot=200, random_state=0):
 def top_label_l1_truth(probs, true_probs, per_bin=2000):
     """True top-label L1 ECE, E|c - P(correct | c)|, from a large simulated sample.
 
-    ``true_probs`` holds P(Y | f) for each row (as :class:`calibdash.simulation.Simulation`
+    ``true_probs`` holds P(Y | f) for each row (as :class:`calibdash.lab.simulation.Simulation`
     does), so P(correct | f) = true_probs[argmax f] exactly; conditioning on the confidence c
     alone averages it within groups of ``per_bin`` rows of nearby confidence (as
-    :func:`calibdash.simulation.simulation_truth` does for the L2 error).
+    :func:`calibdash.lab.simulation.simulation_truth` does for the L2 error).
     """
     probs = np.asarray(probs, dtype=np.float64)
     true_probs = np.asarray(true_probs, dtype=np.float64)

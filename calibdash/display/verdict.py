@@ -4,7 +4,7 @@ The verdict reports what the data support, not one number chosen among several t
 data cannot tell apart:
 
 * The estimators whose paired fold risks are not significantly worse than the best one's
-  are *tied* (:func:`calibdash.uncertainty.paired_risks`). The verdict's interval is the
+  are *tied* (:func:`calibdash.core.uncertainty.paired_risks`). The verdict's interval is the
   union of the tied estimators' 95% intervals, so it covers the true error whenever any
   tied estimator's interval does.
 * When the tied estimators' intervals do not all overlap, the headline says so and gives
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .uncertainty import REFERENCE
+from calibdash.core.uncertainty import REFERENCE
 
 _NOTION_WORDS = {
     "top-label": "how far the model's confidence in its predicted class is from how often that class is right",

@@ -17,7 +17,7 @@ quantity it estimates so that nobody compares numbers on different scales:
 Estimators that fit a map (the variational ones) fit it on each fold's training rows, as
 the ranked estimators do, and are evaluated on the holdout set; the estimate is the mean
 over the fold maps and its standard error includes both the holdout rows and the fitting of
-the maps (:mod:`calibdash.uncertainty`). The others need no fitting and are computed on the
+the maps (:mod:`calibdash.core.uncertainty`). The others need no fitting and are computed on the
 holdout set, with a bootstrap (ECE) or U-statistic (SKCE) standard error. Every row has a
 95% interval (``ci_low``, ``ci_high``).
 """
@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .notions import NOTIONS, check_notion
-from .uncertainty import holdout_error, normal_interval, root_interval, root_se
+from calibdash.core.notions import NOTIONS, check_notion
+from calibdash.core.uncertainty import holdout_error, normal_interval, root_interval, root_se
 
 QUANTITIES = (
     "calibration error (L2)",
@@ -72,7 +72,7 @@ def _ece_notion(notion):
 
 def _ece(name):
     def compute(P, y, test, folds, notion, random_state):
-        from .ece import ece_bootstrap
+        from calibdash.metrics.ece import ece_bootstrap
 
         used = _ece_notion(notion)
         value, se = ece_bootstrap(name, P[test], y[test], notion=used, n_boot=200, random_state=random_state)
@@ -84,7 +84,7 @@ def _ece(name):
 # -- SKCE and its calibration test (Widmann et al.) --------------------------------------
 def _skce(estimator):
     def compute(P, y, test, folds, notion, random_state):
-        from .kernel_calibration import calibration_test
+        from calibdash.metrics.skce import calibration_test
 
         used = estimator
         if used == "unbiased" and len(test) ** 2 * P.shape[1] > _SKCE_QUADRATIC_MAX_WORK:
@@ -109,7 +109,7 @@ def _skce(estimator):
 def _holdout_rows(gaps, squared):
     """Estimate, standard error and 95% interval from per-row gaps of each fold map, shape
     (k, n_test): the holdout sampling of the rows and the fitting of the fold maps
-    (delete-a-fold jackknife), as for the ranked estimators (:mod:`calibdash.uncertainty`).
+    (delete-a-fold jackknife), as for the ranked estimators (:mod:`calibdash.core.uncertainty`).
     The spread over the maps alone would miss that the holdout set is a sample (with
     monotone maps that agree on the sign of every gap, the L1 gaps of all folds coincide).
     ``squared``: the gaps are squared errors, reported on the error's scale."""
@@ -125,8 +125,8 @@ def _holdout_rows(gaps, squared):
 
 def _variational(loss, recalibrator):
     def compute(P, y, test, folds, notion, random_state):
-        from .recalibrators import as_recalibrator
-        from .variational import holdout_loss_gap
+        from calibdash.metrics.recalibrators import as_recalibrator
+        from calibdash.metrics.variational import holdout_loss_gap
 
         gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss)
                 for train, _ in folds]
@@ -139,8 +139,8 @@ def _variational(loss, recalibrator):
 
 def _variational_top_label(p, recalibrator="isotonic"):
     def compute(P, y, test, folds, notion, random_state):
-        from .recalibrators import OneDimensionalRecalibrator, as_recalibrator
-        from .variational import top_label_gaps, top_label_inputs
+        from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
+        from calibdash.metrics.variational import top_label_gaps, top_label_inputs
 
         c, S, t = top_label_inputs(P, y)
         parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
@@ -158,7 +158,7 @@ def _variational_top_label(p, recalibrator="isotonic"):
 
 
 def _registry():
-    from .ece import ECE_ESTIMATORS
+    from calibdash.metrics.ece import ECE_ESTIMATORS
 
     pb = "Posocco & Bonnefoy (2021)"
     out = {}

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from . import notions
-from .ece import check_bandwidth, bootstrap_counts, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
-from .estimators import binning
+from calibdash.core import notions
+from calibdash.metrics.ece import check_bandwidth, bootstrap_counts, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
+from calibdash.estimators import binning
 
 STRATEGIES = ("uniform", "quantile")
 
@@ -61,7 +61,7 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
         One row per bin: ``lower``, ``upper`` (edges), ``count``, ``confidence`` (mean),
         ``accuracy``, ``gap`` (accuracy - confidence), ``band_low``, ``band_high``
         (NaN for empty bins). Attribute ``attrs["ece"]`` holds the binned top-label
-        ECE (count-weighted mean |gap|).
+        ECE (count-weighted mean ``|gap|``).
     """
     conf = np.asarray(conf, dtype=np.float64).ravel()
     correct = np.asarray(correct, dtype=np.float64).ravel()
@@ -157,7 +157,7 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     """The continuous reliability curve of Posocco & Bonnefoy (2021) with a bootstrap band.
 
     E[target | z] is estimated on a grid by the kernel regression of their KDE ECE
-    estimator (:func:`calibdash.ece.ece_kde`): triweight kernel, Silverman's bandwidth,
+    estimator (:func:`calibdash.metrics.ece.ece_kde`): triweight kernel, Silverman's bandwidth,
     reflection at the ends of the support ([1/d, 1] for the top-label confidence, [0, 1] for
     one class's probability). The band is the pointwise percentile band of the same
     estimate over bootstrap resamples of the rows (bandwidth kept).
@@ -190,7 +190,7 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
         E[target | z]), ``lower``, ``upper`` (the band), ``density`` (kernel estimate of the
         density of z, integrating to about 1 over the support). Where no sample is within
         the kernel's reach the density is 0 and the other columns are NaN (gaps in a plot).
-        ``attrs`` holds ``bandwidth``, ``support`` and ``ece`` (:func:`calibdash.ece.ece_kde`
+        ``attrs`` holds ``bandwidth``, ``support`` and ``ece`` (:func:`calibdash.metrics.ece.ece_kde`
         of the same problem).
     """
     notions.check_notion(notion, supported=("top-label", "classwise"), family="continuous reliability curve")

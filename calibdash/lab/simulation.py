@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import logsumexp
 
-from .simplex import softmax
+from calibdash.core.simplex import sample_labels, softmax
 
 
 def log_dirichlet(rng, alpha, size):
@@ -30,13 +30,6 @@ def log_dirichlet(rng, alpha, size):
     alpha = np.asarray(alpha, dtype=np.float64)
     logg = np.log(rng.gamma(alpha + 1.0, size=(size, alpha.shape[0]))) + np.log(rng.random((size, alpha.shape[0]))) / alpha
     return logg - logsumexp(logg, axis=1, keepdims=True)
-
-
-def sample_labels(rng, P):
-    """One categorical draw per row of P, by inverse CDF."""
-    cdf = np.cumsum(P, axis=1)
-    u = rng.random(P.shape[0]) * cdf[:, -1]
-    return np.minimum((cdf < u[:, None]).sum(axis=1), P.shape[1] - 1).astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -123,7 +116,7 @@ def piecewise_log(x, knot, slope):
     return np.where(x >= knot, x, knot + slope * (x - knot))
 
 
-def _conditional_mean_sq_gap(z, target, per_bin=2000, bin_means=False):
+def conditional_mean_sq_gap(z, target, per_bin=2000, bin_means=False):
     """E[(z - E[target | z])^2] from a large sample: E[target | z] by averaging within
     quantile bins of ``per_bin`` samples (bias of order Var(target | z) / per_bin).
 
@@ -178,10 +171,10 @@ def simulation_truth(n_classes=5, alpha=0.04, distortion=0.3, n_mc=2_000_000, ra
             cw[j].append((f[:, j], P[:, j]))
         done += m
     out["canonical"] = np.sqrt(out["canonical"] / n_mc)
-    out["top-label"] = np.sqrt(_conditional_mean_sq_gap(np.concatenate(tl_z), np.concatenate(tl_t)))
+    out["top-label"] = np.sqrt(conditional_mean_sq_gap(np.concatenate(tl_z), np.concatenate(tl_t)))
     out["classwise"] = np.sqrt(
         sum(
-            _conditional_mean_sq_gap(np.concatenate([a for a, _ in cw[j]]), np.concatenate([b for _, b in cw[j]]))
+            conditional_mean_sq_gap(np.concatenate([a for a, _ in cw[j]]), np.concatenate([b for _, b in cw[j]]))
             for j in range(n_classes)
         )
     )

@@ -3,7 +3,7 @@
 This module turns a *source* (path, bytes, file-like object, array or DataFrame) into
 raw numbers plus enough bookkeeping to name a line, row or column in an error message.
 It never decides what the numbers mean (logits or probabilities, valid labels or not);
-:mod:`calibdash.loading` does that.
+:mod:`calibdash.io.loading` does that.
 
 Safety rules kept here:
 
@@ -13,7 +13,7 @@ Safety rules kept here:
   memory budget *before* any array is allocated, so a 100-byte file that declares a
   terabyte array is refused rather than attempted;
 * text from the source (its name, column names, array keys, cell values) is marked with
-  :func:`calibdash.display.user` where it enters a message, so that the app shows it
+  :func:`calibdash.display.text.user` where it enters a message, so that the app shows it
   literally: a source's display name and its column names are marked when they are read,
   and every f-string that quotes them carries the mark.
 """
@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .display import quoted, user
-from .errors import InputError, LoadWarning
+from calibdash.display.text import quoted, user
+from calibdash.errors import InputError, LoadWarning
 
 __all__ = [
     "LABEL_COLUMN_NAMES",
@@ -599,12 +599,12 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
                 f"{npz.where(name_keys[0])} should be a 1-D array of class names (strings); it "
                 f"has shape {names.shape} and dtype {names.dtype}."
             )
-        parsed.class_names = tuple(user(_decode(v, npz.where(name_keys[0]))) for v in names.tolist())
+        parsed.class_names = tuple(user(decode_text(v, npz.where(name_keys[0]))) for v in names.tolist())
         parsed.class_names_origin = npz.where(name_keys[0])
     return parsed
 
 
-def _decode(v, where):
+def decode_text(v, where):
     if isinstance(v, bytes):
         try:
             return v.decode("utf-8")
@@ -908,7 +908,7 @@ def _split_table(frame, names, name, where_kwargs, *, label_column, labels_separ
         parsed.class_names = tuple(names[j] for j in class_idx)
         parsed.class_names_origin = f"the header of {name}"
     if li is not None:
-        parsed.labels = _column_values(frame.iloc[:, li])
+        parsed.labels = column_values(frame.iloc[:, li])
         parsed.labels_where = Where(
             name, columns=[names[li]] if names is not None else None, positions=[li], **where_kwargs
         )
@@ -939,7 +939,7 @@ def _label_index(names, m, name, *, label_column, labels_separate):
                 return low.index(label_column.strip().lower())
             raise InputError(
                 f"{name} has no column named '{user(label_column)}'; its columns are "
-                f"{_preview(names)}. Pass one of these as label_column."
+                f"{preview(names)}. Pass one of these as label_column."
             )
         if isinstance(label_column, (int, np.integer)) and not isinstance(label_column, bool):
             if not -m <= label_column < m:
@@ -971,7 +971,7 @@ def _label_index(names, m, name, *, label_column, labels_separate):
             return None
         raise InputError(
             f"{name} has a header but no label column (none of its columns is named "
-            f"{', '.join(LABEL_COLUMN_NAMES[:6])}, ...; columns: {_preview(names)}). Pass "
+            f"{', '.join(LABEL_COLUMN_NAMES[:6])}, ...; columns: {preview(names)}). Pass "
             "label_column='...' (or a 0-based position), or give the labels separately."
         )
     if labels_separate:
@@ -997,11 +997,11 @@ def _labels_from_table(frame, names, name, where_kwargs):
             )
         j = hits[0]
     where = Where(name, columns=[names[j]] if names is not None else None, positions=[j], **where_kwargs)
-    return Parsed(scores=np.empty((0, 0)), where=where, labels=_column_values(frame.iloc[:, j]),
+    return Parsed(scores=np.empty((0, 0)), where=where, labels=column_values(frame.iloc[:, j]),
                   labels_where=where)
 
 
-def _column_values(col):
+def column_values(col):
     """Label column as an int/float/bool ndarray, or an object array of strings/None."""
     import pandas as pd
 
@@ -1042,7 +1042,7 @@ def _refuse_non_numeric(col, where, k):
     )
 
 
-def _preview(items, k=8):
+def preview(items, k=8):
     """The first ``k`` names (a user's), quoted and marked."""
     items = list(items)
     shown = ", ".join(repr(user(x)) for x in items[:k])

@@ -3,7 +3,7 @@
     R(h) = 1/(n(n-1)) * sum_{i != j} ( <u_i, u_j> - h(z_i, z_j) )^2
 
 Every estimator here is bilinear, h(z, z') = f(z)^T G f(z') (plug-ins have G = I), so the
-double sum never needs an n x n matrix (design note, section 2):
+double sum never needs an n x n matrix (docs/design.md, section 2):
 
     sum_{i != j} (a_ij - h_ij)^2 = ||U^T U||^2 - 2 tr(U^T F G F^T U) + tr(G F^T F G F^T F)
                                    - sum_i (||u_i||^2 - f_i^T G f_i)^2
@@ -16,20 +16,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from .notions import residuals, validate
+from calibdash.core.notions import residuals, validate
 
 # Row-block size of the Gram route: blocks of this many matrix entries (32 MB in float64).
 _BLOCK_ENTRIES = 4_000_000
 
 
-def _feature_route_cost(n, d, r, has_G):
+def feature_route_cost(n, d, r, has_G):
     cost = n * (d + r) ** 2
     if has_G:
         cost += 2 * r**3 + n * r**2
     return cost
 
 
-def _gram_route_cost(n, d, r, has_G):
+def gram_route_cost(n, d, r, has_G):
     cost = n * n * (d + r)
     if has_G:
         cost += n * r**2
@@ -59,7 +59,7 @@ def pair_loss_sum(U, F, G=None, route="auto"):
     n, d = U.shape
     r = F.shape[1]
     if route == "auto":
-        cheaper_gram = _gram_route_cost(n, d, r, G is not None) < _feature_route_cost(n, d, r, G is not None)
+        cheaper_gram = gram_route_cost(n, d, r, G is not None) < feature_route_cost(n, d, r, G is not None)
         route = "gram" if cheaper_gram else "features"
     if route == "features":
         return _feature_route(U, F, G)
@@ -136,11 +136,11 @@ def path_risks(U, forms):
     for F, G in forms:
         r = F.shape[1]
         reuse = G is not None and sum(f is F for f, _ in forms) > 1
-        if reuse and _gram_route_cost(n, d, r, True) >= r**3 + n * r**2:
+        if reuse and gram_route_cost(n, d, r, True) >= r**3 + n * r**2:
             if id(F) not in shared:
                 shared[id(F)] = SharedFeatureLoss(U, F)
             out.append(shared[id(F)](G))
-        elif G is None and _feature_route_cost(n, d, r, False) <= _gram_route_cost(n, d, r, False):
+        elif G is None and feature_route_cost(n, d, r, False) <= gram_route_cost(n, d, r, False):
             if residual_terms is None:
                 UtU = U.T @ U
                 residual_terms = (float(np.sum(UtU * UtU)), np.einsum("ij,ij->i", U, U))

@@ -7,8 +7,9 @@
 4. Ensemble the k fold models fitted with that value.
 5. Report the ensemble's estimate on the holdout set, with a standard error that includes
    both the sampling of the holdout rows and the fitting of the fold models
-   (:mod:`calibdash.uncertainty`), and compare every estimator's fold risks, paired, with
+   (:mod:`calibdash.core.uncertainty`), and compare every estimator's fold risks, paired, with
    the best one's and with the trivial estimator h = 0.
+
 The holdout set is never used for selection.
 """
 
@@ -22,17 +23,17 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from .estimators import FAMILIES, make_estimator
-from .estimators.ensemble import FoldEnsemble
-from .estimators.kde import NORMALISERS_KEY, log_beta_table
-from .literature import resolve_others, run_other, OTHER_ESTIMATORS
-from .loading import Predictions, canonical_sha256
-from .notions import NOTIONS, check_notion, validate
-from .result import EvaluationResult
-from .risk import zero_risk
-from .specs import SPECS, combinations, resolve, tuned_param
-from .threads import one_blas_thread
-from .uncertainty import REFERENCE, holdout_error, paired_risks, root_se
+from calibdash.estimators import FAMILIES, make_estimator
+from calibdash.estimators.ensemble import FoldEnsemble
+from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
+from calibdash.metrics.literature import resolve_others, run_other, OTHER_ESTIMATORS
+from calibdash.io.loading import Predictions, canonical_sha256
+from calibdash.core.notions import NOTIONS, check_notion, validate
+from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
+from calibdash.core.risk import zero_risk
+from calibdash.evaluation.config import SPECS, combinations, resolve, tuned_param
+from calibdash.core.threads import one_blas_thread
+from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
 
 # Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
 # the kernel density estimator is costly alone, the scikit-learn multiclass maps (logistic,
@@ -164,7 +165,7 @@ def _versions():
     import scipy
     import sklearn
 
-    from . import __version__
+    from calibdash import __version__
 
     return {
         "calibdash": __version__,
@@ -458,10 +459,6 @@ def _add_paired_risks(summary, folds):
         summary.insert(at + j, col, [paired[name][j] for name in summary["estimator"]])
 
 
-OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate", "squared_estimate_se",
-                 "p_value", "details", "reference", "seconds"]
-
-
 def _per_notion(value, notions, what):
     """``value`` for each notion: a dict keyed by notion gives one per notion."""
     if isinstance(value, dict) and value and set(value) <= set(NOTIONS):
@@ -496,9 +493,11 @@ def evaluate_notions(
     ----------
     notions : sequence of str
         Distinct notions, e.g. ``("top-label", "canonical")``.
-    estimators, grids, others : as in :func:`evaluate`, or a dict keyed by notion giving one
-        each (e.g. ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
-    Other parameters : as in :func:`evaluate`.
+    estimators, grids, others
+        As in :func:`evaluate`, or a dict keyed by notion giving one each (e.g.
+        ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
+    P, y, test_size, n_folds, random_state, n_jobs, progress, keep_models
+        As in :func:`evaluate`.
 
     Returns
     -------
@@ -623,19 +622,19 @@ def evaluate(
         True labels.
     notion : {"top-label", "canonical", "classwise"}, default="canonical"
     estimators : list of str or None
-        Names from ``calibdash.specs.SPECS``; None means the paper's set for the notion
+        Names from ``calibdash.evaluation.config.SPECS``; None means the paper's set for the notion
         (top-label and classwise: 15-bins, bins, kde, kkkr, ukkr; canonical: kde, kkkr,
         ukkr) plus ``temperature`` for canonical and classwise
-        (``calibdash.specs.DEFAULT_ESTIMATORS``).
+        (``calibdash.evaluation.config.DEFAULT_ESTIMATORS``).
     grids : dict or None
         Partial overrides of the search spaces, e.g. ``{"bins": {"n_bins": [5, 10, 20]}}``.
-        See :func:`calibdash.specs.resolve`.
+        See :func:`calibdash.evaluation.config.resolve`.
     others : list of str or None
         Estimators from the literature that the risk cannot rank, reported in
         ``result.others`` on the same split (names in
-        ``calibdash.literature.OTHER_ESTIMATORS``: the ECE estimators, SKCE with its
+        ``calibdash.metrics.literature.OTHER_ESTIMATORS``: the ECE estimators, SKCE with its
         calibration test, the variational estimators). None means
-        ``calibdash.literature.DEFAULT_OTHERS[notion]`` (the familiar 15-bin ECE always);
+        ``calibdash.metrics.literature.DEFAULT_OTHERS[notion]`` (the familiar 15-bin ECE always);
         ``[]`` none.
     test_size : float, default=0.2
         Fraction of rows held out for the final estimate.

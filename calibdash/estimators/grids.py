@@ -4,7 +4,7 @@ How ``lam`` relates to the fold size: the ridge enters as K + lam * n * I (UKKR)
 K (x) K + lam * n^2 * I (KKKR), with n the number of training rows of the fold, so a
 fixed ``lam`` means the same amount of smoothing per data point whatever the fold size.
 The authors' published code writes the ridge as c * n^0.75 (two-step) and c * n^1.5
-(Kronecker) instead (design note, section 7); their c corresponds to
+(Kronecker) instead (docs/design.md, section 7); their c corresponds to
 lam = c * n^-0.25 and lam = c * n^-0.5 respectively. For n = 6,400 (5 folds of an
 8,000-row optimisation set) that is lam ~ 0.11 c and lam ~ 0.0125 c; the grids below
 cover the span of their c grids at that size, in half-decade (UKKR) or decade (KKKR) steps,
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .estimators import FAMILIES
-from .notions import check_notion
+from calibdash.estimators import FAMILIES
+from calibdash.core.notions import check_notion
 
 _KDE_BANDWIDTHS = sorted(np.logspace(-5, -1, 15).tolist() + [0.2, 0.4, 0.6, 0.8, 1.0])
 # Canonical calibration of confident many-class models selects the top of the paper's grid

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .loading import load_predictions
+from calibdash.io.loading import load_predictions
 
 # Bump when the recipe changes so that stale caches are ignored.
 _RECIPE = 1
@@ -88,7 +88,7 @@ def _make_digits(key):
 
 
 def _make_simulation(n_classes):
-    from .simulation import dirichlet_simulation
+    from calibdash.lab.simulation import dirichlet_simulation
 
     sim = dirichlet_simulation(n=5000, n_classes=n_classes, random_state=_SEED)
     return sim.probs, sim.labels

@@ -1,11 +1,11 @@
 """Recalibration maps g fitted on (P, y): the building blocks of the plug-in estimators
-h(p, p') = <p - g(p), p' - g(p')> and of the variational estimator (design note, sections
-3 and 5).
+h(p, p') = <p - g(p), p' - g(p')> and of the variational estimator (docs/design.md,
+sections 3 and 5).
 
 Every map follows scikit-learn's classifier shape: ``fit(P, y)`` on probabilities and
 integer labels, then ``predict_proba(P)`` returns recalibrated probabilities with one column
 per class of ``P`` (a class absent from the training labels gets probability 0). The maps
-that work on logarithms take ``calibdash.simplex.log_clipped(P)``, so exact zeros become
+that work on logarithms take ``calibdash.core.simplex.log_clipped(P)``, so exact zeros become
 log(2.2e-308) ~ -708 rather than -inf.
 
 One-dimensional problems (the top-label confidence, or one class of the classwise notion)
@@ -23,11 +23,11 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from .estimators.base import check_positive
-from .estimators.temperature import fit_temperature, temperature_scale
-from .notions import validate
-from .simplex import log_clipped
-from .threads import one_blas_thread
+from calibdash.estimators.base import check_positive
+from calibdash.estimators.temperature import fit_temperature, temperature_scale
+from calibdash.core.notions import validate
+from calibdash.core.simplex import log_clipped
+from calibdash.core.threads import one_blas_thread
 
 RECALIBRATORS = ("temperature", "isotonic", "logistic", "boosting")
 
@@ -289,7 +289,7 @@ class OneDimensionalRecalibrator:
     """g(z) = estimated P(event | z) for a one-dimensional problem.
 
     The map is fitted on the two-class simplex S = [z, 1 - z] (the ``S`` of
-    :class:`calibdash.notions.Problem`, whose complement is computed accurately) with the
+    :class:`calibdash.core.notions.Problem`, whose complement is computed accurately) with the
     event (t = 1) as class 0. For temperature scaling this is g(z) = z^b / (z^b + (1 - z)^b)
     with b = 1 / T; for logistic regression a logistic map of (log z, log(1 - z)) ("beta
     calibration"); isotonic regression is the usual increasing map of z.

@@ -4,9 +4,9 @@
 object (such as a Streamlit upload), a NumPy array or a pandas DataFrame, and returns an
 immutable :class:`Predictions`. Anything it cannot use is refused with
 :class:`~calibdash.errors.InputError`, whose message says what is wrong, where, and how to
-fix it; no other exception escapes. File formats are read by :mod:`calibdash.formats`.
+fix it; no other exception escapes. File formats are read by :mod:`calibdash.io.formats`.
 
-Messages mark the text they quote from the input (:func:`calibdash.display.user`), so that the
+Messages mark the text they quote from the input (:func:`calibdash.display.text.user`), so that the
 app can show it literally; :class:`Predictions` holds plain strings.
 """
 
@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import formats
-from .display import quoted, user
-from .errors import InputError, LoadWarning
-from .simplex import ROW_SUM_TOLERANCE, softmax
+from calibdash.io import formats
+from calibdash.display.text import quoted, user
+from calibdash.errors import InputError, LoadWarning
+from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
 
 __all__ = ["Predictions", "load_predictions", "MAX_FILE_BYTES", "MAX_MEMORY_BYTES"]
 
@@ -118,7 +118,7 @@ class Predictions:
             labels = _freeze(labels, np.int64)
         object.__setattr__(self, "probs", probs)
         object.__setattr__(self, "labels", labels)
-        # str() of a marked name (calibdash.display.UserText) is the plain string: the marks
+        # str() of a marked name (calibdash.display.text.UserText) is the plain string: the marks
         # belong to messages, not to the data.
         object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
         object.__setattr__(self, "source_name", str(self.source_name))
@@ -233,7 +233,7 @@ def load_predictions(
         names. A file may be ``.npy``, ``.npz``, a one-column text file or Parquet.
     kind : {"auto", "logits", "probabilities"}, default="auto"
         What the numbers are. ``"auto"`` detects probabilities (non-negative rows summing
-        to 1 within ``calibdash.simplex.ROW_SUM_TOLERANCE``) and treats anything else
+        to 1 within ``calibdash.core.simplex.ROW_SUM_TOLERANCE``) and treats anything else
         as logits.
     class_names : sequence of str, optional
         One name per class, in column order. Must match a table's class-column names when
@@ -360,7 +360,7 @@ def _as_array(obj, shown, max_memory_bytes):
     import pandas as pd
 
     if isinstance(obj, (pd.Series, pd.Index)):
-        obj = formats._column_values(pd.Series(obj))
+        obj = formats.column_values(pd.Series(obj))
     if obj is None:
         raise InputError(f"{shown} is None; give an array, a file path or bytes.")
     try:
@@ -588,7 +588,7 @@ def _class_names(class_names, parsed, d, binary):
             raise InputError(
                 f"class_names do not match {parsed.class_names_origin}: class {k} is "
                 f"{user(given[k])!r} in class_names but {user(from_file[k])!r} in the file (file order: "
-                f"{formats._preview(from_file)}). Drop class_names, or make them match the "
+                f"{formats.preview(from_file)}). Drop class_names, or make them match the "
                 "columns."
             )
         return given
@@ -656,7 +656,7 @@ def _labels(y, where, names, d, *, explicit_names):
             if k is None:
                 raise InputError(
                     f"{where.at(i)}: label {int(v)} is not one of the classes, which are "
-                    f"named by number: {formats._preview(names)}. Labels are matched to those "
+                    f"named by number: {formats.preview(names)}. Labels are matched to those "
                     "names; fix the label or the column names."
                 )
             out[i] = k
@@ -680,7 +680,7 @@ def _labels_from_strings(y, where, names, d, explicit_names):
         if v is None or (isinstance(v, float) and np.isnan(v)):
             raise InputError(f"{where.at(i)}: the label is missing; every row needs one.")
         if isinstance(v, bytes):
-            v = formats._decode(v, where.at(i))
+            v = formats.decode_text(v, where.at(i))
         elif isinstance(v, float) and v.is_integer():
             v = int(v)
         texts.append(str(v).strip())
@@ -702,7 +702,7 @@ def _labels_from_strings(y, where, names, d, explicit_names):
     if unknown.any():
         i = int(np.argmax(unknown))
         if explicit_names:
-            hint = f"the classes are {formats._preview(names)}; fix the label or the class names"
+            hint = f"the classes are {formats.preview(names)}; fix the label or the class names"
         else:
             hint = (
                 "the file does not name its classes, so labels must be indices "

@@ -2,7 +2,7 @@
 
 plotly renders a subset of HTML (links among it) in titles, axis labels, legends, category
 labels and hover texts, so every name that comes from the user's data (class names, model
-names) goes into a figure through :func:`calibdash.display.plot_text`, and shows as typed.
+names) goes into a figure through :func:`calibdash.display.text.plot_text`, and shows as typed.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from .display import plot_text
+from calibdash.display.text import plot_text
 
 BEST = "#d62728"
 BASE = "#7f7f7f"
@@ -180,7 +180,7 @@ def forest_plot(result):
     verdict's interval (the union of the tied estimators' intervals, from 0 when h = 0 is
     tied), and the dashed line marks 0, perfect calibration.
     """
-    from .verdict import verdict
+    from calibdash.display.verdict import verdict
 
     s = result.summary.sort_values("val_risk", ascending=False)
     best = result.best["estimator"]
@@ -328,7 +328,7 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
     """Continuous reliability curve (Posocco & Bonnefoy 2021) with its bootstrap band and,
     below, the estimated density of the confidences.
 
-    ``curve`` is a :func:`calibdash.reliability.continuous_reliability_curve` frame; its NaN
+    ``curve`` is a :func:`calibdash.display.reliability.continuous_reliability_curve` frame; its NaN
     rows (no prediction within the kernel's reach) are left as gaps.
     """
     x = curve["confidence"].to_numpy()
@@ -367,7 +367,7 @@ def estimates_by_quantity(result):
     estimated (so that no two numbers on different scales share an axis), with ~95%
     intervals. The ranked estimators sit in the "calibration error (L2)" panel, the one the
     risk selected in red."""
-    from .literature import QUANTITIES
+    from calibdash.metrics.literature import QUANTITIES
 
     s = result.summary
     rows = [dict(quantity="calibration error (L2)", name=f"{e} (ranked)", estimate=v, low=lo, high=hi, best=e == result.best["estimator"])
@@ -502,7 +502,7 @@ def lab_estimates_figure(summary, truth):
 def figure1_figure(df, max_seed_lines=20):
     """The paper's Figure 1: risk of h_theta against theta, a few seeds as thin lines, the
     mean over seeds with +- one standard error, and its minimiser (red)."""
-    from .lab import summarise_figure1
+    from calibdash.lab.studies import summarise_figure1
 
     s = summarise_figure1(df)
     fig = go.Figure()

@@ -1,0 +1,1 @@
+"""What the app and the report show: figures, reliability diagrams, the verdict, and user text shown literally."""

@@ -1,0 +1,1 @@
+"""The offline HTML report and the literature behind every number."""
