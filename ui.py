@@ -19,7 +19,8 @@ from calibdash.lab import demo
 from calibdash.display import text as display
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.metrics.literature import DEFAULT_OTHERS
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS, config_fingerprint, resolve, tuned_param
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
+from calibdash.evaluation.config import config_fingerprint, resolve
 
 NOTIONS = ("top-label", "canonical", "classwise")
 DEFAULT_NOTIONS = ["top-label", "canonical"]
@@ -29,9 +30,8 @@ HELP = {
     "notion": "What 'calibrated' means. Top-label: when the model says 80% for its predicted class, "
     "is it right 80% of the time? Canonical: is the whole probability vector right (every class at once)? "
     "Classwise: is each class's probability right, class by class?",
-    "estimators": "Ways of estimating the calibration error. Binning groups predictions by confidence; "
-    "kde smooths with a kernel; ukkr/kkkr are kernel ridge regressions; temperature fits a one-number "
-    "rescaling. '15-bins' is the common fixed-binning baseline. The risk decides which one to trust.",
+    "estimators": "Ways of estimating the calibration error; the risk decides which one to trust.\n\n"
+    + "\n".join(f"- **{name}**: {entry.summary}" for name, entry in REGISTRY.items()),
     "risk": "The risk (Gruber & Bach, Eq. 20) scores an estimator by how well it predicts calibration "
     "gaps on data it did not see. Lower is better; it is how the app chooses between estimators and settings.",
     "paired": "The folds are shared by every estimator, so two estimators' risks are compared fold by fold: 'risk above "
@@ -42,13 +42,6 @@ HELP = {
     "interval": "The 95% interval of each estimate covers both sources of chance: which rows were held out, and "
     "which rows fitted the fold models. It cannot cover an estimator's bias (smoothing estimators shrink small "
     "errors towards 0). The verdict's interval joins the intervals of all estimators tied with the best.",
-    "n_bins": "Number of bins: more bins follow the data more closely but each bin is noisier.",
-    "bandwidth": "Bandwidth of the kernel: how far each prediction's influence spreads. Small = wiggly "
-    "(noisy), large = smooth (may miss real structure).",
-    "lam": "Ridge lambda: the strength of the smoothing penalty of the kernel ridge estimator. Large = "
-    "smoother, small = follows the data (noisier).",
-    "temperature": "'fit' fits the temperature on each training fold; numbers are fixed temperatures "
-    "(below 1 sharpens, above 1 softens the probabilities).",
     "others": "Estimators from the literature, computed on the same holdout rows and shown beside the ranked ones, "
     "grouped by what they estimate: the L1 ECE estimators of Posocco & Bonnefoy (the familiar 15-bin ECE among "
     "them), the squared kernel calibration error (SKCE) with its test of 'the model is calibrated', and the "
@@ -117,8 +110,19 @@ def load_upload(pred_file, labels_file, kind):
 
 # -- configuration and cache ----------------------------------------------------------
 def editable(name, notion):
-    """Whether the tuned grid of ``name`` is worth editing (the 15-bin baseline is fixed)."""
-    return name != "15-bins"
+    """Whether the grid of ``name`` is offered for editing (not for the fixed 15-bin baseline)."""
+    return REGISTRY[name].tunable
+
+
+def estimator_summary(name):
+    """One line saying what estimator ``name`` is (from the registry)."""
+    return f"{name}: {REGISTRY[name].summary}"
+
+
+def parameter_help(param):
+    """Help for a grid's text box: what the parameter does, from the registry."""
+    described = parameter(param)
+    return (described.help + " " if described else "") + "The risk is computed for every value; the lowest wins."
 
 
 def default_grid_text(notion, name):

@@ -7,7 +7,7 @@ from calibdash.lab import demo
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
-from calibdash.evaluation.config import available_estimators
+from calibdash.estimators.registry import available_estimators
 
 ss = st.session_state
 H = ui.HELP_COMPARE

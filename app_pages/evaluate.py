@@ -5,7 +5,7 @@ import streamlit as st
 import ui
 from calibdash.display.text import code, markdown
 from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS, available_estimators
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, available_estimators
 
 ss = st.session_state
 st.title("Evaluate")
@@ -22,13 +22,13 @@ for notion in ss["cfg__notions"]:
         st.multiselect("Estimators", available_estimators(notion), key=key, help=ui.HELP["estimators"])
         for name in ss[key]:
             if not ui.editable(name, notion):
-                st.caption("15-bins: the fixed 15-bin baseline (not tuned).")
+                st.caption(ui.estimator_summary(name))
                 continue
             param = ui.tuned_param(name)
             gkey = f"cfg__grid__{notion}__{name}"
             ss.setdefault(gkey, ui.default_grid_text(notion, name))
             st.text_input(f"{name}: {param} (comma-separated values)", key=gkey,
-                          help=ui.HELP.get(param, "") + " The risk is computed for every value; the lowest wins.")
+                          help=ui.parameter_help(param))
         okey = f"cfg__others__{notion}"
         ss.setdefault(okey, list(DEFAULT_OTHERS[notion]))
         st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), key=okey,

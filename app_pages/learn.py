@@ -6,7 +6,7 @@ import ui
 from calibdash.display import plots
 from calibdash.display.text import markdown
 from calibdash.lab.studies import summarise_figure1
-from calibdash.evaluation.config import available_estimators
+from calibdash.estimators.registry import available_estimators
 
 ss = st.session_state
 H = ui.HELP_COMPARE

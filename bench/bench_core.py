@@ -20,7 +20,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import calibdash as cd  # noqa: E402
 from _report import SHARED_DATA, median_time, write_section  # noqa: E402
-from calibdash.estimators.grids import default_grid  # noqa: E402
+from calibdash.estimators.registry import default_grid  # noqa: E402
 from calibdash.core.notions import residuals  # noqa: E402
 from calibdash.core.risk import risk_from_features  # noqa: E402
 
@@ -72,8 +72,8 @@ def main():
                 return cd.risk(est, P_ev, y_ev)
 
             t_one = median_time(one, repeats=args.repeats)
-            grid = default_grid(fam, notion)
-            (param, values), = grid.items()
+            param = cls.path_param
+            values = default_grid(fam, notion)[param]
 
             def whole_grid():
                 path = cd.make_estimator(fam, notion=notion).fit_path(P_tr, y_tr, values)
@@ -97,7 +97,7 @@ def main():
     body = (
         "CIFAR-100 WRN-16-4 outputs (`../shared/data/cifar100_wrn16-4.npz`), 8,000 training rows and "
         "2,000 held-out rows, float64. *fit + risk*: one hyperparameter value. *default grid*: "
-        "`fit_path` over the family's default grid (`calibdash.estimators.grids`) plus every value's risk, sharing "
+        "`fit_path` over the family's default grid (`calibdash.estimators.registry`) plus every value's risk, sharing "
         "the eigenbasis or kernel product. *risk*: Eq. (20) by the bilinear identity from the "
         "held-out features (F, G); *double sum*: the baseline that builds the n x n matrices from the same features; the ratio is baseline / ours. "
         f"Median of {args.repeats} runs after one warm-up.\n\n"

@@ -233,7 +233,7 @@ def bench_fold(repeats=3):
     rows = []
     for fam, base in AUTHORS_FOLD_SECONDS.items():
         code = f"""
-from calibdash.estimators.grids import default_grid
+from calibdash.estimators.registry import default_grid
 from calibdash.evaluation.pipeline import make_split
 sim = dirichlet_simulation(n=10_000, n_classes=5, random_state=0)
 P, y = sim.probs, sim.labels

@@ -26,15 +26,14 @@ from calibdash.io.loading import load_predictions
 from calibdash.core.notions import NOTIONS
 from calibdash.evaluation.pipeline import evaluate, evaluate_notions
 from calibdash.evaluation.result import EvaluationResult
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS, SPECS, available_estimators, resolve
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
+from calibdash.evaluation.config import resolve
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
 RUN_FORMAT = "calibdash.Run"
 RUN_VERSION = 1
 DEFAULT_NOTIONS = ("top-label", "canonical")
-# Parameters whose values are numbers (or listed words such as temperature "fit").
-_NUMERIC_PARAMS = {"n_bins", "bandwidth", "lam", "gamma", "temperature"}
 
 EXAMPLE = """\
 example (the reduced grid keeps it to a few seconds):
@@ -109,10 +108,11 @@ def parse_grid_option(texts):
         name, dot, param = head.strip().rpartition(".")
         if not sep or not dot or not name or not param or not values.strip():
             raise CLIError(f"--grid {text!r} is not of the form NAME.PARAM=V1,V2,... (e.g. kde.bandwidth=0.01,0.1).")
-        if name not in SPECS:
-            raise CLIError(f"--grid {text!r}: unknown estimator {name!r}; choose from {', '.join(SPECS)}.")
+        if name not in REGISTRY:
+            raise CLIError(f"--grid {text!r}: unknown estimator {name!r}; choose from {', '.join(REGISTRY)}.")
         try:
-            if param in _NUMERIC_PARAMS:
+            described = parameter(param)
+            if described is not None and described.numeric:
                 parsed = parse_grid_text(values, param)
             else:
                 parsed = [_generic_value(v) for v in _split_list(values)]
@@ -152,9 +152,9 @@ def _plan(notions, estimators_text, grids):
         requested = _split_list(estimators_text)
         if not requested:
             raise CLIError("--estimators is empty; give comma-separated names, e.g. bins,kde.")
-        unknown = [n for n in requested if n not in SPECS]
+        unknown = [n for n in requested if n not in REGISTRY]
         if unknown:
-            raise CLIError(f"unknown estimator {unknown[0]!r}; choose from {', '.join(SPECS)}.")
+            raise CLIError(f"unknown estimator {unknown[0]!r}; choose from {', '.join(REGISTRY)}.")
     plan, used = {}, set()
     for notion in notions:
         if requested is None:
@@ -628,7 +628,7 @@ def build_parser():
                     help="notion of calibration: top-label, canonical or classwise; repeat the option or separate "
                          "with commas (--notion top-label,canonical); default: top-label and canonical, as in the app")
     ev.add_argument("--estimators", metavar="LIST",
-                    help=f"comma-separated estimators ({', '.join(SPECS)}); each notion runs those that support it "
+                    help=f"comma-separated estimators ({', '.join(REGISTRY)}); each notion runs those that support it "
                          "(bins and 15-bins do not support canonical); default: the paper's set per notion plus "
                          "temperature")
     ev.add_argument("--others", metavar="LIST",
@@ -639,7 +639,7 @@ def build_parser():
     ev.add_argument("--grid", action="append", metavar="NAME.PARAM=V1,V2,...",
                     help="replace one hyperparameter grid, e.g. --grid kde.bandwidth=0.01,0.1 or --grid bins.n_bins=5,10,20 "
                          "or --grid ukkr.lam=1e-4,1e-3; repeatable; NAME is the estimator (the family for the tuned ones); "
-                         "the other parameters keep their defaults (calibdash.estimators.grids.default_grid)")
+                         "the other parameters keep their defaults (calibdash.estimators.registry.default_grid)")
     ev.add_argument("--test-size", type=float, default=0.2, metavar="F",
                     help="fraction of rows held out for the final estimate, never used for choosing (default 0.2)")
     ev.add_argument("--folds", type=int, default=5, metavar="K", help="cross-validation folds on the other rows (default 5, at least 2)")

@@ -120,7 +120,7 @@ def test_softmax_is_stable_and_float64():
 @pytest.mark.parametrize(
     "call, message",
     [
-        (lambda: cd.make_estimator("histogram"), "choose one of 'bins', 'kde', 'ukkr', 'kkkr', 'temperature'"),
+        (lambda: cd.make_estimator("histogram"), "choose one of 'bins', 'kde', 'kkkr', 'ukkr', 'temperature'"),
         (lambda: cd.make_estimator("kde", notion="top"), "choose one of 'top-label', 'canonical', 'classwise'"),
         (lambda: cd.make_estimator("bins", notion="canonical"), "supports 'top-label', 'classwise'"),
         (lambda: cd.make_estimator("ukkr", lamda=1e-3), "valid parameters: 'lam', 'gamma'"),
@@ -162,6 +162,8 @@ def _split(name, n_train, n_eval, seed=0):
 
 @pytest.mark.parametrize("name", ["cifar100_wrn16-4", "cifar10_lenet5"])
 @pytest.mark.parametrize("notion", ["top-label", "canonical"])
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_low_rank_path_changes_risk_and_estimate_by_under_0p1_percent(name, notion):
     """Just above the default threshold the Nystroem path replaces the exact one. At the
     default lam and at the lam the exact path's risk selects, risk and estimate move by

@@ -6,7 +6,7 @@ import pytest
 from scipy.special import expit
 
 from calibdash.lab import studies as lab
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS
 from calibdash.core.notions import residuals
 from calibdash.core.simplex import softmax
 from calibdash.lab.simulation import dirichlet_simulation, simulation_truth

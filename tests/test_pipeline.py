@@ -9,7 +9,7 @@ import pytest
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash.estimators.grids import default_grid
+from calibdash.estimators.registry import default_grid
 from calibdash.evaluation.pipeline import make_split
 from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 
@@ -283,7 +283,7 @@ def test_kde_fold_models_are_refitted_on_use_and_agree_with_the_holdout_estimate
 
 
 def test_config_fingerprint_identifies_a_run_however_it_is_spelled():
-    from calibdash.estimators.grids import default_grid
+    from calibdash.estimators.registry import default_grid
     from calibdash.evaluation.config import config_fingerprint
 
     sha = "ab" * 32

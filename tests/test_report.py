@@ -13,7 +13,7 @@ import calibdash as cd
 from calibdash.reporting.references import REFERENCES, bibtex, reference_keys, references_for
 from calibdash.reporting.html import normalise_results
 from calibdash.lab.simulation import dirichlet_simulation
-from calibdash.evaluation.config import SPECS
+from calibdash.estimators.registry import REGISTRY
 from calibdash.display.verdict import verdict
 
 HOSTILE_NAME = '<img src="http://example.invalid/x.png" onerror="alert(1)">preds.npz'
@@ -215,10 +215,10 @@ def test_reference_of_each_estimator_name(name, key):
 
 
 def test_every_pipeline_estimator_has_a_reference_and_the_core_paper_comes_first():
-    refs = references_for(list(SPECS))
+    refs = references_for(list(REGISTRY))
     assert refs[0][0].key == "gruber2025optimizing"
     cited = {n for _, names in refs for n in names}
-    assert cited == set(SPECS)
+    assert cited == set(REGISTRY)
 
 
 def test_bibtex_entries_are_well_formed():

@@ -17,7 +17,7 @@ from threadpoolctl import threadpool_limits
 import calibdash as cd
 from calibdash.metrics.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
 from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS, SPECS
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY
 from calibdash.metrics.variational import holdout_loss_gap, variational_error, variational_top_label
 
 from . import brute
@@ -342,10 +342,10 @@ def test_reruns_are_identical():
 
 
 def test_grids_and_specs():
-    from calibdash.estimators.grids import default_grid
+    from calibdash.estimators.registry import default_grid
 
     for fam in NEW_FAMILIES:
-        assert fam in cd.FAMILIES and fam in SPECS
+        assert fam in cd.FAMILIES and fam in REGISTRY
         assert all(fam not in names for names in DEFAULT_ESTIMATORS.values())
         for notion in NOTIONS:
             grid = default_grid(fam, notion)

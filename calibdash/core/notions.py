@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibdash.core.simplex import check_labels, check_probabilities, one_hot
+from calibdash.errors import ConfigError
 
 NOTIONS = ("top-label", "canonical", "classwise")
 
@@ -26,10 +27,10 @@ NOTIONS = ("top-label", "canonical", "classwise")
 def check_notion(notion, supported=NOTIONS, family=None):
     """Raise ValueError listing the valid choices when ``notion`` is not one of them."""
     if notion not in NOTIONS:
-        raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
+        raise ConfigError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
     if notion not in supported:
         who = f"The {family!r} estimator" if family else "This estimator"
-        raise ValueError(
+        raise ConfigError(
             f"{who} does not support the {notion!r} notion; it supports "
             f"{', '.join(map(repr, supported))}."
         )

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from calibdash.display.text import plot_text
+from calibdash.estimators.registry import parameter
 
 BEST = "#d62728"
 BASE = "#7f7f7f"
@@ -21,12 +22,12 @@ LINE = "#1f77b4"
 RECAL = "#ff7f0e"
 TIED = "#1f3c88"
 
-_PARAM_WORDS = {
-    "n_bins": "number of bins",
-    "bandwidth": "bandwidth",
-    "lam": "ridge lambda",
-    "temperature": "temperature",
-}
+
+
+def parameter_words(param):
+    """How an axis names hyperparameter ``param`` (the registry's words, else its name)."""
+    described = parameter(param)
+    return described.words if described else param
 
 
 def is_log_grid(values):
@@ -165,7 +166,7 @@ def risk_curves(result, ncols=2):
                                    yref="y domain" if i == 0 else f"y{i + 1} domain", x=0.98, y=0.98, xanchor="right",
                                    yanchor="top", showarrow=False, font=dict(size=11, color="#222"))
         fig.update_yaxes(range=y_range, row=row, col=col)
-        fig.update_xaxes(type="log" if log else "linear", title_text=_PARAM_WORDS.get(param, param), row=row, col=col)
+        fig.update_xaxes(type="log" if log else "linear", title_text=parameter_words(param), row=row, col=col)
         fig.update_yaxes(title_text="validation risk" if col == 1 else None, row=row, col=col)
     fig.update_layout(height=300 * nrows + 80, margin=dict(t=60, b=40, l=60, r=20),
                       legend=dict(orientation="h", y=1.02 + 0.04 / nrows, x=1, xanchor="right", yanchor="bottom"))

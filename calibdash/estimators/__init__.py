@@ -5,18 +5,14 @@ from __future__ import annotations
 import inspect
 
 from calibdash.core.notions import NOTIONS, check_notion
+from calibdash.errors import ConfigError
 from calibdash.estimators.base import CalibrationEstimator, EstimatorPath
 from calibdash.estimators.binning import BinningEstimator
 from calibdash.estimators.kde import KDEEstimator
 from calibdash.estimators.kernel_ridge import KKKREstimator, UKKREstimator
 from calibdash.estimators.recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
 from calibdash.estimators.temperature import TemperatureEstimator
-
-FAMILIES = {
-    cls.family: cls
-    for cls in (BinningEstimator, KDEEstimator, UKKREstimator, KKKREstimator, TemperatureEstimator)
-    + (IsotonicEstimator, LogisticEstimator, BoostingEstimator)
-}
+from calibdash.estimators.registry import FAMILIES
 
 
 def make_estimator(name, notion="canonical", **params):
@@ -40,13 +36,13 @@ def make_estimator(name, notion="canonical", **params):
         For an unknown family, notion or parameter, listing the valid choices.
     """
     if name not in FAMILIES:
-        raise ValueError(f"Unknown estimator {name!r}; choose one of {', '.join(map(repr, FAMILIES))}.")
+        raise ConfigError(f"Unknown estimator {name!r}; choose one of {', '.join(map(repr, FAMILIES))}.")
     cls = FAMILIES[name]
     check_notion(notion, cls.supported_notions, name)
     valid = [p for p in inspect.signature(cls.__init__).parameters if p not in ("self", "notion")]
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"Unknown parameter(s) {', '.join(map(repr, unknown))} for {name!r}; "
             f"valid parameters: {', '.join(map(repr, valid))}."
         )

@@ -14,6 +14,7 @@ from sklearn.base import BaseEstimator
 
 from calibdash.core.notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
 from calibdash.core.simplex import check_labels
+from calibdash.errors import check_is_fitted
 
 
 def block_diag_or_none(blocks):
@@ -88,8 +89,7 @@ class CalibrationEstimator(BaseEstimator):
         return out
 
     def _check_fitted(self, P):
-        if not hasattr(self, "n_classes_"):
-            raise ValueError(f"This {type(self).__name__} is not fitted yet; call fit(P, y) first.")
+        check_is_fitted(self)
         P, _ = validate(P)
         if P.shape[1] != self.n_classes_:
             raise ValueError(f"P has {P.shape[1]} classes but the estimator was fitted on {self.n_classes_}.")

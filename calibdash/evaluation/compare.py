@@ -39,7 +39,7 @@ from calibdash.core.notions import check_notion, validate
 from calibdash.evaluation.pipeline import evaluate
 from calibdash.core.uncertainty import check_level, holdout_error
 from calibdash.metrics.variational import row_losses
-from calibdash.evaluation.config import DEFAULT_ESTIMATORS
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
 # SKCE with its bootstrap test, variational), which the pipeline runs by default beside

@@ -1,8 +1,9 @@
-"""Named estimators of the pipeline and their search spaces.
+"""The settings of an evaluation, resolved once: estimator names and their full grids.
 
-A *spec* is what the pipeline tunes and reports as one row: a family, parameters held
-fixed, and a grid. "15-bins" is the literature's fixed 15-bin estimator, reported
-without tuning; "bins" is the same family tuned over ``n_bins``.
+What each named estimator is (its class, notions, default grid and tuned parameter) is
+in :mod:`calibdash.estimators.registry`; this module combines it with the caller's
+choices and fingerprints the result, so that equal runs get equal keys however their
+settings were spelled.
 """
 
 from __future__ import annotations
@@ -10,50 +11,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
-from dataclasses import dataclass
 
-from calibdash.estimators import FAMILIES, make_estimator
-from calibdash.estimators.grids import default_grid
-from calibdash.core.notions import NOTIONS, check_notion
-
-
-@dataclass(frozen=True)
-class Spec:
-    name: str
-    family: str
-    fixed: tuple = ()  # (param, value) pairs held fixed
-    grid: tuple = ()  # (param, values) pairs replacing the default grid
-
-
-SPECS = {
-    "15-bins": Spec("15-bins", "bins", (("strategy", "uniform"),), (("n_bins", (15,)),)),
-    "bins": Spec("bins", "bins", (("strategy", "uniform"),)),
-    "bins-quantile": Spec("bins-quantile", "bins", (("strategy", "quantile"),)),
-    "kde": Spec("kde", "kde"),
-    "ukkr": Spec("ukkr", "ukkr"),
-    "kkkr": Spec("kkkr", "kkkr"),
-    "temperature": Spec("temperature", "temperature"),
-    "isotonic": Spec("isotonic", "isotonic"),
-    "logistic": Spec("logistic", "logistic"),
-    "boosting": Spec("boosting", "boosting"),
-}
-
-# The paper's sets (Tables 1-3) plus the temperature-scaling plug-in, except for top-label:
-# there the temperature map may see the confidence alone (it is then g(c) = c^b / (c^b +
-# (1 - c)^b), which passes through (1/2, 1/2) and so cannot follow P(correct | c) when many
-# classes put the confidence below 1/2: 0.151 against a true 0.190 on the paper's
-# simulation); offered, but not run by default.
-DEFAULT_ESTIMATORS = {
-    "top-label": ("15-bins", "bins", "kde", "kkkr", "ukkr"),
-    "canonical": ("kde", "kkkr", "ukkr", "temperature"),
-    "classwise": ("15-bins", "bins", "kde", "kkkr", "ukkr", "temperature"),
-}
-
-
-def available_estimators(notion):
-    """Names of the estimators that support ``notion``."""
-    check_notion(notion)
-    return [name for name, s in SPECS.items() if notion in FAMILIES[s.family].supported_notions]
+from calibdash.core.notions import check_notion
+from calibdash.errors import ConfigError
+from calibdash.estimators import make_estimator
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators
 
 
 def resolve(notion, estimators=None, grids=None):
@@ -78,43 +40,35 @@ def resolve(notion, estimators=None, grids=None):
     check_notion(notion)
     names = list(DEFAULT_ESTIMATORS[notion] if estimators is None else estimators)
     if not names:
-        raise ValueError("Choose at least one estimator.")
+        raise ConfigError("Choose at least one estimator.")
     valid = available_estimators(notion)
     for name in names:
-        if name not in SPECS:
-            raise ValueError(f"Unknown estimator {name!r}; choose from {', '.join(map(repr, SPECS))}.")
+        if name not in REGISTRY:
+            raise ConfigError(f"Unknown estimator {name!r}; choose from {', '.join(map(repr, REGISTRY))}.")
         if name not in valid:
-            raise ValueError(f"{name!r} does not support the {notion!r} notion; choose from {', '.join(map(repr, valid))}.")
+            raise ConfigError(f"{name!r} does not support the {notion!r} notion; choose from {', '.join(map(repr, valid))}.")
     if len(set(names)) != len(names):
-        raise ValueError(f"Estimators are listed twice: {names}.")
+        raise ConfigError(f"Estimators are listed twice: {names}.")
     grids = dict(grids or {})
     unknown = set(grids) - set(names)
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"Grids were given for {', '.join(map(repr, sorted(unknown)))}, which are not among the "
             f"estimators to run ({', '.join(map(repr, names))})."
         )
     full = {}
     for name in names:
-        spec = SPECS[name]
-        grid = default_grid(spec.family, notion)
-        grid.update({k: [v] for k, v in spec.fixed})
-        grid.update({k: list(v) for k, v in spec.grid})
+        grid = REGISTRY[name].default_grid(notion)
         for param, values in grids.get(name, {}).items():
             values = list(values) if isinstance(values, (list, tuple)) else [values]
             if not values:
-                raise ValueError(f"The grid of {name!r} gives no values for {param!r}.")
+                raise ConfigError(f"The grid of {name!r} gives no values for {param!r}.")
             grid[param] = values
         # make_estimator checks names and every value (raising with the valid choices)
         for combo in combinations(grid):
-            make_estimator(spec.family, notion=notion, **combo)
+            make_estimator(REGISTRY[name].family, notion=notion, **combo)
         full[name] = grid
     return names, full
-
-
-def tuned_param(name):
-    """The hyperparameter the pipeline tunes for estimator ``name`` (e.g. "bandwidth")."""
-    return FAMILIES[SPECS[name].family].path_param
 
 
 def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0, others=None):
@@ -143,4 +97,4 @@ def combinations(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["SPECS", "DEFAULT_ESTIMATORS", "NOTIONS", "available_estimators", "resolve", "combinations", "tuned_param", "config_fingerprint"]
+__all__ = ["resolve", "combinations", "config_fingerprint"]

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import math
 
-# Parameters that take whole numbers; the rest are positive reals.
-_INTEGER_PARAMS = {"n_bins"}
-# Words a parameter accepts besides numbers (temperature scaling can fit its temperature).
-_WORDS = {"temperature": {"fit"}}
+from calibdash.errors import ConfigError
+from calibdash.estimators.registry import parameter
 
 
 def format_grid(values):
@@ -32,7 +30,9 @@ def parse_grid_text(text, param):
         For example ``"5, 10, 20"`` (n_bins) or ``"1e-4, 1e-3"`` (bandwidth, lam) or
         ``"fit, 1.5"`` (temperature). Semicolons and spaces also separate values.
     param : str
-        The hyperparameter's name; decides whether integers or positive reals are expected.
+        The hyperparameter's name; its registry description
+        (:func:`calibdash.estimators.registry.parameter`) decides whether whole numbers or
+        positive reals are expected, and which words are accepted besides numbers.
 
     Returns
     -------
@@ -42,13 +42,16 @@ def parse_grid_text(text, param):
 
     Raises
     ------
-    ValueError
-        With a message naming the offending entry.
+    ConfigError
+        A ``ValueError`` with a message naming the offending entry.
     """
     if not isinstance(text, str) or not text.strip():
-        raise ValueError(f"Give at least one value for {param}.")
+        raise ConfigError(f"Give at least one value for {param}.")
     tokens = [t for t in text.replace(";", ",").replace(" ", ",").split(",") if t.strip()]
-    words = _WORDS.get(param, set())
+    described = parameter(param)
+    words = set(described.choices) if described else set()
+    integer = described is not None and described.kind == "integer"
+    zero = described is not None and described.zero
     values = []
     for tok in tokens:
         tok = tok.strip()
@@ -60,12 +63,13 @@ def parse_grid_text(text, param):
             except ValueError:
                 allowed = " or ".join(repr(w) for w in sorted(words))
                 extra = f" (or {allowed})" if words else ""
-                raise ValueError(f"{param}: {tok!r} is not a number{extra}.") from None
-            if not math.isfinite(number) or number <= 0:
-                raise ValueError(f"{param}: every value must be a positive number, got {tok!r}.")
-            if param in _INTEGER_PARAMS:
+                raise ConfigError(f"{param}: {tok!r} is not a number{extra}.") from None
+            if not math.isfinite(number) or number < 0 or (number == 0 and not zero):
+                least = "0 or a positive number" if zero else "a positive number"
+                raise ConfigError(f"{param}: every value must be {least}, got {tok!r}.")
+            if integer:
                 if number != int(number):
-                    raise ValueError(f"{param}: {tok!r} is not a whole number.")
+                    raise ConfigError(f"{param}: {tok!r} is not a whole number.")
                 value = int(number)
             else:
                 value = number

@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from calibdash.estimators import FAMILIES, make_estimator
+from calibdash.estimators import make_estimator
+from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.metrics.literature import resolve_others, run_other, OTHER_ESTIMATORS
@@ -31,17 +32,14 @@ from calibdash.io.loading import Predictions, canonical_sha256
 from calibdash.core.notions import NOTIONS, check_notion, validate
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.core.risk import zero_risk
-from calibdash.evaluation.config import SPECS, combinations, resolve, tuned_param
+from calibdash.evaluation.config import combinations, resolve
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
 
-# Estimators fitted in one task per fold: the kernel ridge pair shares its eigenbasis,
-# the kernel density estimator is costly alone, the scikit-learn multiclass maps (logistic,
-# boosting) are slow with many classes, the rest are cheap together.
-_GROUP_OF_FAMILY = {"ukkr": "kernel ridge", "kkkr": "kernel ridge", "kde": "kde", "logistic": "sklearn", "boosting": "sklearn"}
-# Rough seconds per fold on CIFAR-100 (one-dimensional problem, canonical), only to start
-# the longest tasks first.
-_GROUP_COST = {"kernel ridge": (0.1, 3.0), "kde": (0.6, 4.0), "fast": (0.01, 0.05), "sklearn": (1.0, 60.0)}
+# Estimators of one registry task group are fitted in one task per fold (the kernel ridge
+# pair shares its eigenbasis, the kernel density estimator is costly alone, the
+# scikit-learn multiclass maps are slow with many classes, the rest are cheap together);
+# the registry's rough costs only decide which tasks start first.
 # Rows x centres x dimension per task of the work shared across folds (the kernel density
 # estimator's normalisers and its holdout kernel products): a few seconds each, so that two
 # workers finish together.
@@ -73,11 +71,6 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
     return test, folds
 
 
-# Families whose fitted state is the training set itself: refitting costs nothing, so
-# their models are not shipped between processes (at 50,000 x 1,000 one would be 256 MB).
-_REFIT_FAMILIES = {"kde"}
-
-
 def _fold_task(P, y, train, val, notion, items, shared=None):
     """Fit and validate every grid value of the given estimators on one fold.
 
@@ -90,13 +83,16 @@ def _fold_task(P, y, train, val, notion, items, shared=None):
     out = {}
     for name, grid in items:
         t0 = time.perf_counter()
-        family, path_param = SPECS[name].family, tuned_param(name)
+        entry = REGISTRY[name]
+        family, path_param = entry.family, entry.tuned
         values = grid[path_param]
         others = {k: v for k, v in grid.items() if k != path_param}
         runs = []
         for combo in combinations(others):
             path = make_estimator(family, notion=notion, **combo).fit_path(P_tr, y_tr, values, cache=cache)
-            models = None if family in _REFIT_FAMILIES else path.estimators
+            # A model whose fitted state is its training set is refitted where it is used,
+            # not shipped between processes (at 50,000 x 1,000 one would be 256 MB).
+            models = None if entry.refit_on_use else path.estimators
             runs.append((combo, path.risks(P_val, y_val), models))
         out[name] = (runs, time.perf_counter() - t0)
     return out
@@ -108,7 +104,7 @@ def _holdout_task(P, y, train, test, notion, name, params, model):
     t0 = time.perf_counter()
     refit = model is None
     if refit:
-        model = make_estimator(SPECS[name].family, notion=notion, **params).fit(P[train], y[train])
+        model = make_estimator(REGISTRY[name].family, notion=notion, **params).fit(P[train], y[train])
     diag = model.h_diag(P[test])
     return diag, None if refit else model, time.perf_counter() - t0
 
@@ -191,15 +187,16 @@ class _NotionRun:
         n_folds = len(folds)
         groups = defaultdict(list)
         for name in self.names:
-            groups[_GROUP_OF_FAMILY.get(SPECS[name].family, "fast")].append((name, self.full_grids[name]))
-        self.fold_tasks = [(self.cost(g), k, items) for g, items in groups.items() for k in range(n_folds)]
+            groups[REGISTRY[name].task_group].append((name, self.full_grids[name]))
+        self.fold_tasks = [(max(self.cost(name) for name, _ in items), k, items)
+                           for items in groups.values() for k in range(n_folds)]
         self.fold_out = [dict() for _ in range(n_folds)]
         self.seconds = defaultdict(float)
         self.diags, self.members = {}, defaultdict(dict)
         # The canonical kernel density estimator's normalisers log B depend on a training
         # row alone, and every row trains k - 1 of the k fold models: they are computed
         # once for the optimisation set (at 50,000 x 1,000, 15 s per fold otherwise).
-        self.kde_names = [name for name in self.names if SPECS[name].family == "kde"]
+        self.kde_names = [name for name in self.names if REGISTRY[name].family == "kde"]
         self.normaliser_bandwidths = (
             sorted({float(b) for name in self.kde_names for b in self.full_grids[name]["bandwidth"]})
             if notion == "canonical" and self.kde_names else [])
@@ -208,12 +205,10 @@ class _NotionRun:
         # The fold risks of h = 0, the reference that says "perfectly calibrated".
         self.reference_risks = np.full(n_folds, np.nan)
 
-    def cost(self, group):
-        one_d, multi = _GROUP_COST[group]
+    def cost(self, name):
+        """Rough seconds per fold of estimator ``name`` (the registry's), to start long tasks first."""
+        one_d, multi = REGISTRY[name].cost
         return {"top-label": one_d, "classwise": one_d * self.P.shape[1], "canonical": multi}[self.notion]
-
-    def group_cost(self, name):
-        return self.cost(_GROUP_OF_FAMILY.get(SPECS[name].family, "fast"))
 
     def opt_rows(self):
         return np.sort(np.concatenate([v for _, v in self.folds]))
@@ -235,7 +230,7 @@ class _NotionRun:
 
     def fold_cache(self, k, items):
         """What a fold task's fit_path cache starts with."""
-        if self.normalisers is None or not any(SPECS[name].family == "kde" for name, _ in items):
+        if self.normalisers is None or not any(REGISTRY[name].family == "kde" for name, _ in items):
             return None
         return {NORMALISERS_KEY: (self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]])}
 
@@ -274,7 +269,7 @@ class _NotionRun:
         jobs = []
         parts = [v for _, v in self.folds]
         for name, k, params, model in self.select():
-            family = SPECS[name].family
+            family = REGISTRY[name].family
             if hasattr(FAMILIES[family], "fold_diagonals"):
                 if k == 0:
                     dim = 1 if self.notion == "top-label" else self.P.shape[1]
@@ -288,7 +283,7 @@ class _NotionRun:
                         jobs.append(((1, work / len(chunks)), ("diagonals", name, c, len(chunks)), _fold_diagonals_task,
                                      (self.P, self.y, parts, rows, self.notion, family, params, log_beta)))
                 continue
-            jobs.append(((0, self.group_cost(name)), ("holdout", name, k), _holdout_task,
+            jobs.append(((0, self.cost(name)), ("holdout", name, k), _holdout_task,
                          (self.P, self.y, self.folds[k][0], self.test, self.notion, name, params, model)))
         return jobs
 
@@ -313,7 +308,7 @@ class _NotionRun:
         self.diags[name, k] = diag
         if self.keep_models:
             if model is None:
-                model = RefitOnUse(SPECS[name].family, self.notion, self.chosen_params[name], self.P, self.y, self.folds[k][0])
+                model = RefitOnUse(REGISTRY[name].family, self.notion, self.chosen_params[name], self.P, self.y, self.folds[k][0])
             self.members[name][k] = model
         self.seconds[name] += sec
 
@@ -333,7 +328,7 @@ class _NotionRun:
         n_folds = len(self.folds)
         summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
         for name in self.names:
-            spec, path_param = SPECS[name], tuned_param(name)
+            spec, path_param = REGISTRY[name], tuned_param(name)
             values = self.full_grids[name][path_param]
             combos = [combo for combo, _, _ in self.fold_out[0][name]]
             risks = self.risks[name]
@@ -622,7 +617,7 @@ def evaluate(
         True labels.
     notion : {"top-label", "canonical", "classwise"}, default="canonical"
     estimators : list of str or None
-        Names from ``calibdash.evaluation.config.SPECS``; None means the paper's set for the notion
+        Names from ``calibdash.estimators.registry.REGISTRY``; None means the paper's set for the notion
         (top-label and classwise: 15-bins, bins, kde, kkkr, ukkr; canonical: kde, kkkr,
         ukkr) plus ``temperature`` for canonical and classwise
         (``calibdash.evaluation.config.DEFAULT_ESTIMATORS``).

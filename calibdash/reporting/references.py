@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calibdash.estimators.registry import REGISTRY
+
 
 @dataclass(frozen=True)
 class Reference:
@@ -158,25 +160,21 @@ CORE = "gruber2025optimizing"
 def reference_keys(name):
     """BibTeX keys of the works behind the estimator called ``name``.
 
-    Names starting "skce" map to Widmann et al. 2019, "variational" to Berta et al.,
-    "ece-" to Posocco & Bonnefoy 2021; "15-bins" and "temperature" to Guo et al. 2017,
-    "kde" to Popordanoska et al. 2022, "isotonic" to Zadrozny & Elkan 2002. Everything
-    else (bins, ukkr, kkkr and names added later) maps to the core paper, which also
-    defines the risk every estimator is ranked by.
+    A ranked estimator's are in its registry entry
+    (:data:`calibdash.estimators.registry.REGISTRY`). The literature's rows go by their
+    name: "skce..." to Widmann et al. 2019, "variational..." to Berta et al., "ece-..." to
+    Posocco & Bonnefoy 2021. Any other name maps to the core paper, which also defines the
+    risk every estimator is ranked by.
     """
     name = str(name)
+    if name in REGISTRY:
+        return list(REGISTRY[name].references)
     if name.startswith("skce"):
         return ["widmann2019calibration"]
     if name.startswith("variational"):
         return ["berta2026variational"]
     if name.startswith("ece-"):
         return ["posocco2021estimating"]
-    if name in ("15-bins", "temperature"):
-        return ["guo2017calibration"]
-    if name == "kde":
-        return ["popordanoska2022consistent"]
-    if name == "isotonic":
-        return ["zadrozny2002transforming"]
     return [CORE]
 
 
