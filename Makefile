@@ -1,5 +1,6 @@
-# Two entry points: `make run` and `make test`. Both create .venv when missing and
-# reinstall only when a requirements file changed (the stamp files record that).
+# Two entry points: `make run` and `make test`. Both create .venv when missing and install
+# the project itself into it, editable, with the extras they need (pyproject.toml lists every
+# dependency); they reinstall only when pyproject.toml changed (the stamp files record that).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -8,7 +9,7 @@ RUN_STAMP := $(VENV)/.run-installed
 PORT   ?= 8501
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test bench bench-large bench-app results clean
+.PHONY: run test test-fast docs bench bench-large bench-app results clean
 
 $(PY):
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -16,14 +17,14 @@ $(PY):
 	  rm -rf $(VENV); apt-get update -qq && apt-get install -y -qq python3-venv && \
 	  $(PYTHON) -m venv $(VENV); }
 
-$(DEV_STAMP): requirements.txt requirements-dev.txt | $(PY)
+$(DEV_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet -e '.[app,dask,test]'
 	@touch $@
 
-$(RUN_STAMP): requirements.txt | $(PY)
+$(RUN_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet -e '.[app]'
 	@touch $@
 
 # The browser tests drive Debian's chromium (never `playwright install`: it downloads a browser).
@@ -34,12 +35,21 @@ $(CHROMIUM):
 	  echo "The browser tests need Debian's chromium; run: sudo apt-get update && sudo apt-get install -y chromium" >&2; \
 	fi
 
+# `calibdash app` runs `streamlit run app.py` on 127.0.0.1 (calibdash/cli.py: app_command).
 run: $(RUN_STAMP)
-	$(PY) -m streamlit run app.py --server.headless true --server.address 127.0.0.1 \
-	  --server.port $(PORT) --browser.gatherUsageStats false
+	$(VENV)/bin/calibdash app --port $(PORT)
 
 test: $(DEV_STAMP) | $(CHROMIUM)
 	$(PY) -m pytest
+
+# The quick loop (under a minute on 2 cores): no test marked slow, no browser test.
+test-fast: $(DEV_STAMP)
+	$(PY) -m pytest -q -m "not slow and not browser"
+
+# The API reference, built offline from the docstrings into docs/_build/html.
+docs: $(RUN_STAMP)
+	$(PY) -m pip install --quiet -e '.[docs]'
+	$(PY) -m sphinx -W --keep-going -b html docs/api docs/_build/html
 
 # Benchmarks write their figures to BENCHMARKS.md; run them on an otherwise idle machine.
 bench: $(DEV_STAMP)
@@ -59,4 +69,4 @@ bench-app: $(DEV_STAMP) | $(CHROMIUM)
 	$(PY) bench/bench_app.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis build calibdash.egg-info

@@ -15,12 +15,12 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-from calibdash.lab import demo
 from calibdash.display import text as display
-from calibdash.evaluation.gridtext import format_grid, parse_grid_text
-from calibdash.metrics.literature import DEFAULT_OTHERS
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
 from calibdash.evaluation.config import config_fingerprint, resolve
+from calibdash.evaluation.gridtext import format_grid, parse_grid_text
+from calibdash.lab import demo
+from calibdash.metrics.literature import DEFAULT_OTHERS
 
 NOTIONS = ("top-label", "canonical", "classwise")
 DEFAULT_NOTIONS = ["top-label", "canonical"]

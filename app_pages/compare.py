@@ -3,11 +3,11 @@
 import streamlit as st
 
 import ui
-from calibdash.lab import demo
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
 from calibdash.estimators.registry import available_estimators
+from calibdash.lab import demo
 
 ss = st.session_state
 H = ui.HELP_COMPARE

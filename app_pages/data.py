@@ -3,8 +3,8 @@
 import streamlit as st
 
 import ui
-from calibdash.lab import demo
 from calibdash.display.text import code, markdown
+from calibdash.lab import demo
 
 st.title("Data")
 st.radio(

@@ -4,8 +4,8 @@ import streamlit as st
 
 import ui
 from calibdash.display.text import code, markdown
-from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, available_estimators
+from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 
 ss = st.session_state
 st.title("Evaluate")
@@ -47,7 +47,8 @@ if b2.button("Reset to the paper's defaults", key="reset", help="Restore every s
     for k in [k for k in ss.keys() if isinstance(k, str) and k.startswith("cfg__")]:
         del ss[k]
     st.rerun()
-if b1.button("Run", key="run", type="primary", help="Tune every estimator by cross-validated risk and estimate the error on the holdout rows."):
+if b1.button("Run", key="run", type="primary",
+             help="Tune every estimator by cross-validated risk and estimate the error on the holdout rows."):
     try:
         configs = ui.read_settings()
     except ValueError as e:

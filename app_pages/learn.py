@@ -5,8 +5,8 @@ import streamlit as st
 import ui
 from calibdash.display import plots
 from calibdash.display.text import markdown
-from calibdash.lab.studies import summarise_figure1
 from calibdash.estimators.registry import available_estimators
+from calibdash.lab.studies import summarise_figure1
 
 ss = st.session_state
 H = ui.HELP_COMPARE

@@ -41,10 +41,12 @@ def show(results):
                      "risk_diff_se": st.column_config.NumberColumn("its s.e.", format="%.2g"),
                      "tied": st.column_config.CheckboxColumn("tied with best", help=ui.HELP["paired"]),
                      "sqrt_risk_x100": st.column_config.NumberColumn("sqrt(risk) x100", format="%.3f", help="As in the paper's tables."),
-                     "estimate": st.column_config.NumberColumn("calibration error", format="%.4f", help="Estimated error (0 = calibrated)."),
+                     "estimate": st.column_config.NumberColumn("calibration error", format="%.4f",
+                                                               help="Estimated error (0 = calibrated)."),
                      "ci_low": st.column_config.NumberColumn("95% low", format="%.4f", help=ui.HELP["interval"]),
                      "ci_high": st.column_config.NumberColumn("95% high", format="%.4f", help=ui.HELP["interval"]),
-                     "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried."),
+                     "at_grid_edge": st.column_config.CheckboxColumn("at grid edge",
+                                                                     help="The chosen value is the smallest or largest tried."),
                  })
 
     st.subheader("All estimates, by what they estimate", help=ui.HELP["others"])

@@ -68,9 +68,9 @@ def learn_run(browser):
 
 
 def main():
-    from playwright.sync_api import sync_playwright
-
     import os
+
+    from playwright.sync_api import sync_playwright
 
     load_before = os.getloadavg()[0]
     if load_before > 0.8:

@@ -18,11 +18,12 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import calibdash as cd  # noqa: E402
 from _report import SHARED_DATA, median_time, write_section  # noqa: E402
-from calibdash.estimators.registry import default_grid  # noqa: E402
+
+import calibdash as cd  # noqa: E402
 from calibdash.core.notions import residuals  # noqa: E402
 from calibdash.core.risk import risk_from_features  # noqa: E402
+from calibdash.estimators.registry import default_grid  # noqa: E402
 
 ONE_VALUE = {
     "bins": {"n_bins": 15},
@@ -99,7 +100,8 @@ def main():
         "2,000 held-out rows, float64. *fit + risk*: one hyperparameter value. *default grid*: "
         "`fit_path` over the family's default grid (`calibdash.estimators.registry`) plus every value's risk, sharing "
         "the eigenbasis or kernel product. *risk*: Eq. (20) by the bilinear identity from the "
-        "held-out features (F, G); *double sum*: the baseline that builds the n x n matrices from the same features; the ratio is baseline / ours. "
+        "held-out features (F, G); *double sum*: the baseline that builds the n x n matrices from the same features; "
+        "the ratio is baseline / ours. "
         f"Median of {args.repeats} runs after one warm-up.\n\n"
         "| estimator | notion | value | fit + risk (s) | default grid (s) | risk (ms) | double sum (ms) | ratio |\n"
         "|---|---|---|---|---|---|---|---|\n" + "\n".join(rows)

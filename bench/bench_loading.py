@@ -17,8 +17,9 @@ import pandas as pd
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import calibdash as cd  # noqa: E402
 from _report import median_time, write_section  # noqa: E402
+
+import calibdash as cd  # noqa: E402
 
 N, D = 10_000, 100
 REPEATS, WARMUP = 7, 1

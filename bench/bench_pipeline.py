@@ -176,7 +176,8 @@ def bench_large(repeats=3):
         print(runs[-1], flush=True)
     totals = [r["total"] for r in runs]
     body = (
-        "The whole default pipeline (`cd.evaluate_notions`, defaults), top-label and canonical together, on a synthetic set of 50,000 rows x "
+        "The whole default pipeline (`cd.evaluate_notions`, defaults), top-label and canonical together, "
+        "on a synthetic set of 50,000 rows x "
         "1,000 classes (the paper's Dirichlet simulation with 1,000 classes), `n_jobs=2`, "
         f"median of {repeats} runs, each in a fresh process. Peak memory is the summed proportional set size (PSS) "
         "of the process and its joblib workers, so the data they share is counted once; the largest of the runs. "

@@ -102,7 +102,8 @@ def coverage_table(kind):
     df = lab.coverage_study(sc, ns=COVERAGE_NS, n_draws=COVERAGE_DRAWS, n_jobs=2)
     table = lab.summarise_coverage(df)
     lines = [
-        "| notion | n | estimator | coverage of the truth | mean estimate | bias | RMSE | mean width | best / showed miscalibration | tied / disagreed |",
+        "| notion | n | estimator | coverage of the truth | mean estimate | bias | RMSE | mean width "
+        "| best / showed miscalibration | tied / disagreed |",
         "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for notion in ("top-label", "canonical"):
@@ -137,7 +138,8 @@ def splits_table(name):
     df = pd.concat(rows, ignore_index=True)
     df["best"] = df["val_risk"] == df.groupby(["seed", "notion"])["val_risk"].transform("min")
     lines = [
-        "| notion | estimator | mean estimate x 100 | sd over splits x 100 | mean reported s.e. x 100 | ratio | of which holdout rows (squared s.e. share) | best | tied |",
+        "| notion | estimator | mean estimate x 100 | sd over splits x 100 | mean reported s.e. x 100 | ratio "
+        "| of which holdout rows (squared s.e. share) | best | tied |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
     for (notion, est), part in df.groupby(["notion", "estimator"], sort=False):

@@ -3,31 +3,49 @@
 ``evaluate`` runs Algorithm 1 on one or more prediction files with the same settings and
 seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.html``;
 ``rerun`` reloads the recorded input, checks its fingerprint and recomputes, and says
-whether the numbers are identical. Bad input gives one line on stderr, starting
-"calibdash: error:", and exit status 2; numbers that differ on rerun give exit status 1.
+whether the numbers are identical.
+
+Exit status:
+
+0
+    success.
+1
+    ``rerun``: the recomputed numbers differ from the recorded ones.
+2
+    bad input: a :class:`calibdash.CalibdashError` (an unusable file or array, an unknown
+    name or a bad value of an option; :class:`CLIError` is a ``ConfigError``), or an
+    ``OSError`` about the user's own paths (an input file, ``--out``, or a full or read-only
+    disk). One line on stderr, starting "calibdash: error:", without a traceback.
+3
+    an internal error, i.e. a bug in calibdash: any other exception (and an ``InputError``
+    with ``internal=True``, the loader's wrapping of an exception it did not anticipate).
+    Its traceback is printed, then one line asking to report it to the calibdash
+    maintainers with the command line and the traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
 import json
 import os
 import sys
 import textwrap
+import traceback
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from calibdash.errors import InputError
-from calibdash.evaluation.gridtext import parse_grid_text
-from calibdash.io.loading import load_predictions
 from calibdash.core.notions import NOTIONS
-from calibdash.evaluation.pipeline import evaluate, evaluate_notions
-from calibdash.evaluation.result import EvaluationResult
+from calibdash.errors import CalibdashError, ConfigError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
 from calibdash.evaluation.config import resolve
+from calibdash.evaluation.gridtext import parse_grid_text
+from calibdash.evaluation.pipeline import evaluate, evaluate_notions
+from calibdash.evaluation.result import EvaluationResult
+from calibdash.io.loading import load_predictions
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
@@ -43,8 +61,23 @@ example (the reduced grid keeps it to a few seconds):
   python -m calibdash rerun out/lenet5/result.json
 """
 
+#: Exit statuses (see the module docstring and the --help epilog).
+EXIT_OK, EXIT_DIFFERS, EXIT_BAD_INPUT, EXIT_BUG = 0, 1, 2, 3
 
-class CLIError(Exception):
+EXIT_STATUSES = """\
+exit status:
+  0  success
+  1  rerun: the recomputed numbers differ from the recorded ones
+  2  bad input (a file, an option's value, an --out that cannot be written): one line
+     starting "calibdash: error:"
+  3  an internal error, a bug in calibdash: a traceback and a request to report it
+"""
+
+INTERNAL_ERROR = ("calibdash: internal error (a bug, not a problem with your input): please report it to the "
+                  "calibdash maintainers with the command line you ran and the traceback above")
+
+
+class CLIError(ConfigError):
     """Bad input found by the command line itself (reported as one line, exit status 2)."""
 
 
@@ -445,7 +478,7 @@ def cmd_evaluate(args):
         target = out if single else out / name
         files = write_model_outputs(target, name, models[name], pred, command, title=args.title if single else None)
         _say(args, f"{name}:")
-        for notion, res in models[name].items():
+        for res in models[name].values():
             for line in verdict_lines(res):
                 _say(args, f"  {line}")
         _say(args, "  wrote " + ", ".join(str(f) for f in files))
@@ -546,7 +579,7 @@ def cmd_rerun(args):
                     raise CLIError(f"the recorded input {path} is missing; pass its new place with --predictions FILE.")
             jobs.append((name, notion, old, path, labels, kind, label_column))
     loaded = {}
-    for name, notion, old, path, labels, kind, label_column in jobs:
+    for _name, _notion, old, path, labels, kind, label_column in jobs:
         key = (path, labels, kind, label_column)
         if key not in loaded:
             loaded[key] = _load(path, labels, kind, label_column)
@@ -593,14 +626,81 @@ def cmd_rerun(args):
     return 0
 
 
+# ----------------------------------------------------------------------------- app
+APP_PORT = 8501
+STREAMLIT_MISSING = "the app needs streamlit; install the app extra: pip install 'calibdash[app]'"
+
+
+def find_app():
+    """The dashboard's ``app.py``, or None.
+
+    In a checkout (an editable install, or ``python -m calibdash`` from the source tree) the
+    checkout's own ``app.py``, so that edits show at once. After ``pip install .`` the copy
+    installed as data files (``[tool.setuptools.data-files]`` of pyproject.toml) in
+    ``<prefix>/share/calibdash/``: located through the distribution's list of installed files
+    (which follows ``--user`` and ``--prefix``), else under ``sys.prefix``.
+    """
+    checkout = Path(__file__).resolve().parents[1]
+    candidates = [checkout / "app.py"] if (checkout / "ui.py").is_file() and (checkout / "app_pages").is_dir() else []
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        dist = distribution("calibdash")
+    except PackageNotFoundError:  # running from a source tree that is not installed
+        dist = None
+    candidates += [Path(dist.locate_file(f)).resolve() for f in (dist and dist.files) or []
+                   if f.name == "app.py" and f.parent.name == "calibdash" and f.parent.parent.name == "share"]
+    candidates.append(Path(sys.prefix) / "share" / "calibdash" / "app.py")
+    return next((p for p in candidates if p.is_file()), None)
+
+
+def app_command(app, port=APP_PORT, python=None):
+    """The command line that serves ``app`` on 127.0.0.1:``port`` (what ``make run`` runs)."""
+    return [python or sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+
+
+def cmd_app(args):
+    """``calibdash app``: streamlit replaces this process (on POSIX); returns only on an error."""
+    import importlib.util
+
+    try:
+        missing = importlib.util.find_spec("streamlit") is None
+    except (ImportError, ValueError):
+        missing = True
+    if missing:
+        print(f"calibdash: error: {STREAMLIT_MISSING}", file=sys.stderr)
+        return 2
+    if not 0 < args.port < 65536:
+        print(f"calibdash: error: --port {args.port} is not a port number (1 to 65535).", file=sys.stderr)
+        return 2
+    app = find_app()
+    if app is None:
+        print("calibdash: error: the app's files (app.py, ui.py, app_pages/) are not installed; "
+              "reinstall calibdash: pip install 'calibdash[app]'", file=sys.stderr)
+        return 2
+    command = app_command(app, args.port)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    if os.name == "posix":
+        os.execv(command[0], command)  # streamlit takes this process over: signals reach it directly
+    import subprocess
+
+    try:
+        return subprocess.call(command)
+    except KeyboardInterrupt:
+        return 130
+
+
 # ----------------------------------------------------------------------------- parser
 def build_parser():
     """The argparse parser of ``python -m calibdash``."""
     parser = _Parser(
         prog="calibdash",
         description=_wrap("Estimate how miscalibrated a classifier is, with honest error bars (Gruber & Bach, TMLR "
-                          "2025). Exit status: 0 success, 1 a rerun gave different numbers, 2 bad input."),
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+                          "2025). Exit status: 0 success, 1 a rerun gave different numbers, 2 bad input, 3 an "
+                          "internal error (a bug)."),
+        epilog=EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=_Parser, required=True)
 
@@ -611,7 +711,7 @@ def build_parser():
                     "One file: DIR/summary.csv, curves.csv, result.json, report.html. Several files: the same in "
                     "DIR/<model>/ per file (model = file name without suffix), plus DIR/summary.csv and curves.csv "
                     "with a 'model' column, DIR/result.json with every model and a comparison report DIR/report.html."),
-        epilog=EXAMPLE, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
                     help="predicted probabilities or logits: .npy, .npz, .csv, .tsv, .txt or .parquet, with the labels "
@@ -660,8 +760,8 @@ def build_parser():
         description=_wrap("Reload the data recorded in RESULT (a result.json written by 'evaluate', or a result downloaded "
                     "from the app with --predictions), check that its sha256 is the one recorded, rerun the same "
                     "configuration and seed, and print whether every number is identical. Exit status 0 when "
-                    "identical, 1 when any number differs, 2 for bad input."),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+                    "identical, 1 when any number differs, 2 for bad input, 3 for an internal error (a bug)."),
+        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rr.add_argument("result", metavar="RESULT", help="result.json of an earlier run")
     rr.add_argument("--predictions", metavar="FILE", help="the predictions file, when it moved or is not recorded")
@@ -673,6 +773,14 @@ def build_parser():
     rr.add_argument("--dask-scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (as for evaluate)")
     rr.add_argument("--quiet", action="store_true", help="no progress bar and no per-notion lines")
     rr.set_defaults(func=cmd_rerun)
+
+    ap = sub.add_parser(
+        "app", help="start the dashboard (needs the app extra: pip install 'calibdash[app]')",
+        description=_wrap("Serve the Streamlit dashboard at http://127.0.0.1:PORT until Ctrl+C (the same command as "
+                          "'make run'). It needs streamlit: pip install 'calibdash[app]'."),
+    )
+    ap.add_argument("--port", type=int, default=APP_PORT, metavar="PORT", help=f"port to serve on (default {APP_PORT})")
+    ap.set_defaults(func=cmd_app)
     return parser
 
 
@@ -684,11 +792,51 @@ def main(argv=None):
     args.argv = argv  # recorded in result.json
     try:
         return args.func(args)
-    except (CLIError, InputError, ValueError, OSError) as e:
-        # One readable line: the library's messages say what is wrong and how to fix it.
-        message = " ".join(str(e).split()) or type(e).__name__
-        print(f"calibdash: error: {message}", file=sys.stderr)
-        return 2
+    except CalibdashError as e:  # CLIError included: bad data or a bad setting
+        if getattr(e, "internal", False):  # the loader wrapped an exception it did not anticipate
+            return _internal_error()
+        return _bad_input(str(e))
+    except OSError as e:
+        if _about_user_paths(e, args):
+            where = e.filename2 if e.filename2 is not None else e.filename
+            return _bad_input(f"{os.fsdecode(where)}: {e.strerror}." if where is not None and e.strerror else str(e))
+        return _internal_error()
     except KeyboardInterrupt:
         print("calibdash: interrupted", file=sys.stderr)
         return 130
+    except Exception:  # anything else is a bug in calibdash, whatever its class (ValueError included)
+        return _internal_error()
+
+
+def _bad_input(message):
+    # One readable line: the library's messages say what is wrong and how to fix it.
+    print(f"calibdash: error: {' '.join(message.split()) or 'bad input'}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _internal_error():
+    traceback.print_exc()
+    print(INTERNAL_ERROR + ".", file=sys.stderr)
+    return EXIT_BUG
+
+
+#: OSErrors of the machine rather than of calibdash: reported as bad input wherever they occur.
+_ENVIRONMENT_ERRNOS = {errno.ENOSPC, errno.EROFS, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def _about_user_paths(error, args):
+    """Whether an OSError concerns a path the user gave (an input file, RESULT, or a file
+    in --out) or a full or read-only disk: bad input, not a bug."""
+    if error.errno in _ENVIRONMENT_ERRNOS:
+        return True
+    given = []
+    for name in ("predictions", "labels", "result", "out"):
+        value = getattr(args, name, None)
+        given += [] if value is None else [value] if isinstance(value, (str, os.PathLike)) else list(value)
+    given = [Path(p).resolve() for p in given]
+    for where in (error.filename, error.filename2):
+        if isinstance(where, (str, bytes, os.PathLike)):
+            path = Path(os.fsdecode(where)).resolve()
+            if any(path == p or p in path.parents for p in given):
+                return True
+    return False

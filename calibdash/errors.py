@@ -88,8 +88,8 @@ class LoadWarning(str):
     string is the plain message; ``parts`` holds its pieces with the user text marked, as
     :class:`InputError`'s.
 
-    Codes
-    -----
+    The codes:
+
     ``"absent-class"``
         A class never occurs in the labels.
     ``"small-n"``

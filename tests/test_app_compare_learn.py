@@ -13,6 +13,8 @@ from calibdash.lab import studies as lab
 from calibdash.lab.demo import load_demo
 from calibdash.lab.simulation import dirichlet_simulation
 
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 COMPARE, LEARN = "app_pages/compare.py", "app_pages/learn.py"
 

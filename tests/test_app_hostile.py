@@ -17,6 +17,8 @@ from calibdash.display.text import code, plot_text
 
 from .hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
 
+pytestmark = pytest.mark.slow
+
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 # What any of the hostile strings would start rendering with, were it read as markdown or HTML.
 RAW = ["](http", "](hostile", "$\\href", "<img", "<a href", "<b>"]

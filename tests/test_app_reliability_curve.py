@@ -3,8 +3,11 @@
 import json
 
 import numpy as np
+import pytest
 
 from .test_app import at, go, no_exception  # noqa: F401 - ``at`` is the fixture of the first visit
+
+pytestmark = pytest.mark.slow
 
 
 def test_curve_is_shown_beside_the_binned_diagram(at):  # noqa: F811

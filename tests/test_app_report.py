@@ -2,8 +2,11 @@
 
 from pathlib import Path
 
+import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[1] / "app.py")
 

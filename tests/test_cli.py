@@ -86,6 +86,8 @@ def lenet_direct():
     return pred, {notion: cd.evaluate(pred, notion=notion, random_state=3, n_jobs=2, **kw) for notion, kw in PY_RUNS.items()}
 
 
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lenet_direct):
     out, proc = lenet_run
     pred, direct = lenet_direct
@@ -125,6 +127,8 @@ def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lene
     assert "cifar10_lenet5 1/" in proc.stderr and "top-label, fold" in proc.stderr and "done" in proc.stderr
 
 
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_the_literature_estimators_are_chosen_written_and_rerun(tmp_path, lenet_direct):
     pred, _ = lenet_direct
     out = tmp_path / "others"
@@ -147,12 +151,15 @@ def test_the_literature_estimators_are_chosen_written_and_rerun(tmp_path, lenet_
     assert pd.read_csv(none / "others.csv").empty
 
 
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_rerun_reproduces_every_number(lenet_run):
     out, _ = lenet_run
     proc = run_cli("rerun", out / "result.json", "--jobs", "2", check=0)
     assert proc.stdout.count("identical") == 2, proc.stdout
 
 
+@pytest.mark.slow
 def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path):
     a, b = small_npz(tmp_path / "model_a.npz", 1), small_npz(tmp_path / "model_b.npz", 2)
     out = tmp_path / "out"
@@ -196,6 +203,7 @@ def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path)
     assert sorted(p.name for p in (tmp_path / "again").iterdir()) == sorted(FILES)
 
 
+@pytest.mark.slow
 def test_a_local_dask_cluster_gives_the_same_numbers(tmp_path):
     distributed = pytest.importorskip("distributed")
     a = small_npz(tmp_path / "d.npz", 5, n=800)
@@ -251,6 +259,8 @@ def _assert_one_line(stderr, case):
 
 
 @pytest.mark.parametrize("case", SUBPROCESS_CASES)
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_bad_input_gives_one_line_and_status_2(tmp_path, case):
     proc = run_cli(*_bad_inputs(tmp_path)[case])
     assert proc.returncode == 2, (case, proc.stderr)
@@ -258,6 +268,7 @@ def test_bad_input_gives_one_line_and_status_2(tmp_path, case):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.shared_data
 def test_the_rest_of_the_bad_inputs_in_process(tmp_path, capsys):
     from calibdash.cli import main
 
@@ -274,6 +285,7 @@ def test_the_rest_of_the_bad_inputs_in_process(tmp_path, capsys):
         assert not (tmp_path / "out").exists(), case
 
 
+@pytest.mark.slow
 def test_help_explains_every_option():
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "cmd")
@@ -331,3 +343,66 @@ def test_progress_redraws_on_a_terminal_and_writes_lines_otherwise():
     quiet = _Terminal(True)
     Progress(stream=quiet, enabled=False).callback("m")(1, 2, "x")
     assert quiet.text == ""
+
+
+# ----------------------------------------------------------------------------- bugs vs bad input
+def _status(args):
+    from calibdash.cli import main
+
+    try:
+        return main([str(a) for a in args])
+    except SystemExit as e:  # argparse's own errors
+        return e.code
+
+
+def test_bad_input_and_bugs_are_told_apart(tmp_path, capsys, monkeypatch):
+    """Bad input (a CalibdashError, CLIError included) gives one line and status 2; any
+    other exception, even a ValueError raised deep in the library, is a bug: its
+    traceback, the request to report it, and status 3."""
+    from calibdash.cli import EXIT_BAD_INPUT, EXIT_BUG, INTERNAL_ERROR
+
+    assert issubclass(CLIError, cd.ConfigError) and issubclass(CLIError, ValueError)
+    a = small_npz(tmp_path / "a.npz", 0, n=300)
+    np.save(tmp_path / "short.npy", np.zeros(7, dtype=int))
+    out = ["--out", tmp_path / "out"]
+    for case, args in {
+        "one fold (the CLI's own check)": ["evaluate", a, "--folds", "1", *out],
+        "labels of another length (an InputError)": ["evaluate", a, "--labels", tmp_path / "short.npy", *out],
+        "unknown notion (a ConfigError)": ["evaluate", a, "--notion", "best", *out],
+    }.items():
+        assert _status(args) == EXIT_BAD_INPUT, case
+        _assert_one_line(capsys.readouterr().err, case)
+
+    for exc in (ValueError("boom"), KeyError("boom"), FileNotFoundError(2, "No such file or directory", "/no/such/cache")):
+        def broken(*args, _exc=exc, **kwargs):
+            raise _exc
+
+        monkeypatch.setattr("calibdash.evaluation.pipeline._fold_task", broken)
+        status = _status(["evaluate", a, *SMALL_ARGS, "--quiet", "--jobs", "1", *out])
+        err = capsys.readouterr().err
+        assert status == EXIT_BUG, (exc, err)
+        assert "Traceback (most recent call last)" in err and f"{type(exc).__name__}: {exc}" in err
+        assert err.strip().splitlines()[-1] == INTERNAL_ERROR + ".", err
+        assert "calibdash: error:" not in err and "to the calibdash maintainers" in err
+
+    # The loader wraps what it did not anticipate in an InputError(internal=True): a bug too.
+    monkeypatch.setattr("calibdash.io.loading._load", lambda *args, **kwargs: {}["boom"])
+    assert _status(["evaluate", a, "--quiet", *out]) == EXIT_BUG
+    err = capsys.readouterr().err
+    assert "KeyError: 'boom'" in err and "InputError: could not load" in err and err.strip().endswith(INTERNAL_ERROR + ".")
+
+
+@pytest.mark.slow
+def test_an_out_file_that_cannot_be_written_is_bad_input(tmp_path, capsys):
+    a = small_npz(tmp_path / "a.npz", 0, n=300)
+    out = tmp_path / "out"
+    (out / "summary.csv").mkdir(parents=True)  # the OSError of os.replace names a file in --out
+    assert _status(["evaluate", a, *SMALL_ARGS, "--quiet", "--out", out]) == 2
+    err = capsys.readouterr().err
+    _assert_one_line(err, "summary.csv is a directory")
+    assert "summary.csv" in err
+
+
+def test_help_states_the_exit_statuses():
+    text = build_parser().format_help()
+    assert "exit status:" in text and "3  an internal error, a bug in calibdash" in text

@@ -8,10 +8,10 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash.evaluation import compare as compare_module
-from calibdash.io.loading import load_predictions
-from calibdash.evaluation.pipeline import make_split
 from calibdash.core.simplex import softmax
+from calibdash.evaluation import compare as compare_module
+from calibdash.evaluation.pipeline import make_split
+from calibdash.io.loading import load_predictions
 from calibdash.lab.simulation import dirichlet_simulation
 
 
@@ -31,6 +31,7 @@ def exchangeable_pair(n, rng, sharpen=2.0, scale=1.5):
     return np.column_stack([1 - pa, pa]), np.column_stack([1 - pb, pb]), y
 
 
+@pytest.mark.slow
 def test_level_on_two_equally_calibrated_models():
     """The paired test rejects in 2 to 8 % of 400 repetitions at the 5 % level.
 
@@ -47,6 +48,7 @@ def test_level_on_two_equally_calibrated_models():
     assert 0.02 <= rate <= 0.08, rate
 
 
+@pytest.mark.slow
 def test_power_against_a_temperature_2_distortion():
     """At n = 5,000 the test tells a calibrated model from the same model softened by
     temperature 2 (softmax(log P / 2)) in at least 95 % of 60 repetitions (the paper's

@@ -138,18 +138,18 @@ def test_bad_names_and_parameters_list_valid_choices(call, message):
 
 def test_bad_data_is_refused_with_a_message():
     est = cd.make_estimator("kde", notion="canonical")
-    with pytest.raises(ValueError, match="negative entries .*row 0.*cd.softmax"):
+    with pytest.raises(cd.InputError, match="negative entries .*row 0.*cd.softmax"):
         est.fit([[2.0, -1.0], [0.5, 0.5]], [0, 1])
     with pytest.raises(ValueError, match="row 1 sums to 1.5"):
         est.fit([[0.5, 0.5], [1.0, 0.5]], [0, 1])
     with pytest.raises(ValueError, match="outside the classes"):
         est.fit([[0.5, 0.5], [0.5, 0.5]], [0, 2])
-    with pytest.raises(ValueError, match="not fitted"):
+    with pytest.raises(cd.NotFittedError, match="not fitted"):
         est.h([[0.5, 0.5]], [[0.5, 0.5]])
     est.fit([[0.5, 0.5], [0.2, 0.8]], [0, 1])
     with pytest.raises(ValueError, match="3 classes"):
         est.squared_error([[0.2, 0.3, 0.5]])
-    with pytest.raises(ValueError, match="at least 2"):
+    with pytest.raises(cd.InputError, match="at least 2"):
         cd.risk(est, [[0.5, 0.5]], [0])
 
 

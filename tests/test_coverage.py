@@ -12,6 +12,8 @@ import pytest
 
 from calibdash.lab import studies as lab
 
+pytestmark = pytest.mark.slow
+
 N = 5000
 DRAWS = 100
 

@@ -7,6 +7,7 @@ import calibdash as cd
 from calibdash.lab import demo
 
 
+@pytest.mark.slow
 def test_every_demo_set_is_valid_predictions():
     for name in demo.DEMO_NAMES:
         pred = demo.load_demo(name)
@@ -21,6 +22,7 @@ def test_every_demo_set_is_valid_predictions():
             assert pred.n == 5000
 
 
+@pytest.mark.slow
 def test_demo_classifiers_differ_in_calibration():
     # The point of the demo: over-confident naive Bayes, under-confident random forest.
     nb, rf = demo.load_demo("digits: naive Bayes"), demo.load_demo("digits: random forest")

@@ -17,9 +17,9 @@ import pytest
 
 import calibdash as cd
 from calibdash import cli
-from calibdash.display import text as display
 from calibdash.display import plots
 from calibdash.display import reliability as rl
+from calibdash.display import text as display
 from calibdash.display.text import JOINER, code, escape_markdown, markdown, plot_text, split_marked, strip_marks, user
 from calibdash.errors import InputError, LoadWarning
 from calibdash.lab.simulation import dirichlet_simulation

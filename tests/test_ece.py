@@ -7,8 +7,17 @@ import pytest
 
 import calibdash as cd
 from calibdash.display import reliability as rl
-from calibdash.metrics.ece import ECE_ESTIMATORS, ece, ece_bootstrap, ece_by_name, ece_kde, kde_problem_ece, silverman_bandwidth, top_label_l1_truth
 from calibdash.lab.simulation import dirichlet_simulation
+from calibdash.metrics.ece import (
+    ECE_ESTIMATORS,
+    ece,
+    ece_bootstrap,
+    ece_by_name,
+    ece_kde,
+    kde_problem_ece,
+    silverman_bandwidth,
+    top_label_l1_truth,
+)
 
 from .shared_data import load_npz
 
@@ -141,7 +150,7 @@ def test_kde_matches_brute_force(notion, bandwidth):
     for z, t, low in brute_problems(P, y, notion):
         h = brute_silverman(z) if bandwidth == "silverman" else bandwidth
         out.append(brute_kde(z, t, low, h))
-    assert ece_kde(P, y, notion, bandwidth=bandwidth) == pytest.approx(np.mean(out), abs=1e-12)
+    assert ece_kde(P, y, notion=notion, bandwidth=bandwidth) == pytest.approx(np.mean(out), abs=1e-12)
 
 
 def test_silverman_matches_formula_and_fallbacks():
@@ -153,6 +162,7 @@ def test_silverman_matches_formula_and_fallbacks():
     assert silverman_bandwidth(np.full(10, 0.3)) == 1.0
 
 
+@pytest.mark.slow
 def test_kde_ece_is_the_regression_integral_of_a_known_miscalibration():
     # conf uniform on [0.5, 1], P(correct | c) = c - 0.1 exactly: the L1 ECE is 0.1
     rng = np.random.default_rng(5)
@@ -171,7 +181,7 @@ def test_registry_names_and_labels():
     assert all(spec["label"] for spec in ECE_ESTIMATORS.values())
     P, y = small_data(n=200)
     assert ece_by_name("ece-mass-convex", P, y) == ece(P, y, binning="mass", n_bins="sqrt", convex=True)
-    assert ece_by_name("ece-kde", P, y, "classwise") == ece_kde(P, y, "classwise")
+    assert ece_by_name("ece-kde", P, y, notion="classwise") == ece_kde(P, y, notion="classwise")
     assert cd.ece_by_name is ece_by_name
 
 
@@ -181,16 +191,16 @@ def test_registry_names_and_labels():
 def test_bootstrap_equals_explicit_resamples(name, notion):
     P, y = small_data(n=120, d=3, seed=7)
     n_boot = 30
-    value, se = ece_bootstrap(name, P, y, notion, n_boot=n_boot, random_state=3)
-    assert value == ece_by_name(name, P, y, notion)
+    value, se = ece_bootstrap(name, P, y, notion=notion, n_boot=n_boot, random_state=3)
+    assert value == ece_by_name(name, P, y, notion=notion)
     idx = np.random.default_rng(3).integers(0, len(y), size=(n_boot, len(y)))
     if ECE_ESTIMATORS[name]["kind"] == "kde":
         h = silverman_bandwidth(P.max(axis=1))  # the bootstrap keeps the full sample's bandwidth
         boots = [ece_kde(P[i], y[i], bandwidth=h) for i in idx]
     else:
-        boots = [ece_by_name(name, P[i], y[i], notion) for i in idx]
+        boots = [ece_by_name(name, P[i], y[i], notion=notion) for i in idx]
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
-    assert ece_bootstrap(name, P, y, notion, n_boot=n_boot, random_state=3) == (value, se)  # seeded
+    assert ece_bootstrap(name, P, y, notion=notion, n_boot=n_boot, random_state=3) == (value, se)  # seeded
 
 
 @pytest.mark.parametrize("convex", [False, True])
@@ -211,15 +221,15 @@ def test_bootstrap_blocks_do_not_change_the_result(monkeypatch):
     import calibdash.metrics.ece as ece_module  # the module: the package does not re-export the function ece
 
     P, y = small_data(n=150, d=3, seed=2)
-    full = ece_bootstrap("ece-convex", P, y, "classwise", n_boot=25)
+    full = ece_bootstrap("ece-convex", P, y, notion="classwise", n_boot=25)
     monkeypatch.setattr(ece_module, "BOOT_BLOCK", 2 * 150 * 4)  # four resamples per block
-    assert ece_bootstrap("ece-convex", P, y, "classwise", n_boot=25) == pytest.approx(full, rel=1e-12)
+    assert ece_bootstrap("ece-convex", P, y, notion="classwise", n_boot=25) == pytest.approx(full, rel=1e-12)
 
 
 def test_classwise_bootstrap_is_the_mean_over_classes():
     P, y = small_data(n=90, d=3, seed=8)
     idx = np.random.default_rng(0).integers(0, len(y), size=(20, len(y)))
-    _, se = ece_bootstrap("ece-kde", P, y, "classwise", n_boot=20)
+    _, se = ece_bootstrap("ece-kde", P, y, notion="classwise", n_boot=20)
     hs = [silverman_bandwidth(P[:, k]) for k in range(3)]
     boots = [np.mean([kde_problem_ece(P[i, k], (y[i] == k).astype(float), 0.0, hs[k]) for k in range(3)]) for i in idx]
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
@@ -227,6 +237,7 @@ def test_classwise_bootstrap_is_the_mean_over_classes():
 
 # -- real outputs: the published 15-bin figures -------------------------------------------
 @pytest.mark.parametrize("name, percent", [("cifar10_lenet5", 10.79), ("cifar10_wrn16-4", 5.37), ("cifar100_wrn16-4", 5.81)])
+@pytest.mark.shared_data
 def test_known_15_bin_figures(name, percent):
     P, y = load_npz(name)
     assert round(100 * ece(P, y), 2) == percent
@@ -254,7 +265,7 @@ def test_estimators_are_small_on_a_calibrated_model(calibrated, name):
     # magnitude under it (what is left is the estimators' positive bias, largest for sqrt(n) bins)
     P, y = calibrated
     assert ece_by_name(name, P, y) < 0.02
-    assert ece_by_name(name, P, y, "classwise") < 0.02
+    assert ece_by_name(name, P, y, notion="classwise") < 0.02
 
 
 def test_truth_helper_is_zero_for_a_calibrated_model():
@@ -265,6 +276,7 @@ def test_truth_helper_is_zero_for_a_calibrated_model():
 
 
 @pytest.mark.parametrize("name", list(ECE_ESTIMATORS))
+@pytest.mark.slow
 def test_estimators_approach_the_true_error_of_a_distorted_model(distorted, name):
     P, y, truth = distorted
     assert truth > 0.05  # the distortion is large enough for the comparison to mean something
@@ -308,6 +320,7 @@ def test_bad_input_says_what_is_wrong(call, message):
 
 # -- the continuous reliability curve -------------------------------------------------------
 @pytest.mark.parametrize("name", ["cifar10_lenet5", "cifar10_wrn16-4"])
+@pytest.mark.shared_data
 def test_curve_band_contains_estimate_and_lies_in_unit_interval(name):
     P, y = load_npz(name)
     curve = rl.continuous_reliability_curve(P, y, n_boot=100)

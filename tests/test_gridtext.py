@@ -2,8 +2,8 @@
 
 import pytest
 
-from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.evaluation.config import resolve
+from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 
 
 def test_parse_numbers_and_words():

@@ -10,12 +10,12 @@ import pandas as pd
 import pytest
 
 import calibdash as cd
+from calibdash.evaluation.config import config_fingerprint
+from calibdash.evaluation.pipeline import make_split
+from calibdash.lab.simulation import dirichlet_simulation
 from calibdash.metrics.ece import ece_bootstrap
 from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, QUANTITIES, available_others
-from calibdash.evaluation.pipeline import make_split
 from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, make_recalibrator
-from calibdash.lab.simulation import dirichlet_simulation
-from calibdash.evaluation.config import config_fingerprint
 from calibdash.metrics.variational import row_losses
 
 FAST = dict(estimators=["kde"], grids={"kde": {"bandwidth": [0.05, 0.5]}})

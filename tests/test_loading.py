@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import calibdash as cd
-from calibdash.display import text as display
-from calibdash.io import loading
-from calibdash.errors import LoadWarning
 from calibdash.core.simplex import softmax
+from calibdash.display import text as display
+from calibdash.errors import LoadWarning
+from calibdash.io import loading
 
 from .shared_data import SHARED_DATA
 
@@ -80,6 +80,7 @@ def unmarked(text):
 
 
 @pytest.mark.parametrize("fname", sorted(README_FIGURES))
+@pytest.mark.shared_data
 def test_shared_data_matches_readme(shared_data, fname):
     d, acc, conf, ece = README_FIGURES[fname]
     p = cd.load_predictions(shared_data / fname)
@@ -96,6 +97,7 @@ def test_shared_data_matches_readme(shared_data, fname):
     assert p.source_name == fname
 
 
+@pytest.mark.shared_data
 def test_summary_of_shared_file(shared_data):
     text = cd.load_predictions(shared_data / "cifar10_lenet5.npz").summary()
     assert "cifar10_lenet5.npz: 10,000 rows x 10 classes" in text
@@ -569,7 +571,8 @@ REFUSALS = [
      ["p.npy is 608 bytes, over the 100 bytes file-size limit", "max_bytes"]),
     ("declared shape over budget (npy)", lambda t: ((_file(t, "huge.npy", _npy_header_only((10**6, 10**6))), _Y), {}),
      ["huge.npy declares shape (1000000, 1000000) of float64", "memory budget of 2.0 GiB", "max_memory_bytes"]),
-    ("declared shape over budget (npz member)", lambda t: ((_zip(t, "huge.npz", {"predictions.npy": _npy_header_only((10**9, 10)), "labels.npy": _npy_bytes(_Y)}),), {}),
+    ("declared shape over budget (npz member)",
+     lambda t: ((_zip(t, "huge.npz", {"predictions.npy": _npy_header_only((10**9, 10)), "labels.npy": _npy_bytes(_Y)}),), {}),
      ["huge.npz['predictions'] declares shape (1000000000, 10)", "memory budget"]),
     ("configurable budget", lambda t: ((_npy(t, _P), _Y), {"max_memory_bytes": 400}),
      ["p.npy declares shape (20, 3) of float64", "memory budget of 400 bytes"]),
@@ -590,7 +593,8 @@ REFUSALS = [
      ["line 2 of x.csv, column 'a' is '0,2'", "decimal commas are not supported"]),
     ("npz no labels", lambda t: ((_zip(t, "k.npz", {"probs.npy": _npy_bytes(_P)}),), {}),
      ["k.npz has no labels", "labels="]),
-    ("npz two label arrays", lambda t: ((_zip(t, "k.npz", {"probs.npy": _npy_bytes(_P), "y.npy": _npy_bytes(_Y), "labels.npy": _npy_bytes(_Y)}),), {}),
+    ("npz two label arrays",
+     lambda t: ((_zip(t, "k.npz", {"probs.npy": _npy_bytes(_P), "y.npy": _npy_bytes(_Y), "labels.npy": _npy_bytes(_Y)}),), {}),
      ["several arrays that could be the labels", "'labels' (20 int64)", "'y' (20 int64)"]),
     ("npz key not there", lambda t: ((_zip(t, "k.npz", {"probs.npy": _npy_bytes(_P)}),), {"npz_keys": {"predictions": "p"}}),
      ["npz_keys asks for predictions key 'p'", "'probs' (20x3 float64)"]),
@@ -633,7 +637,8 @@ REFUSALS = [
      ["label_column=9 is out of range: x.csv has 4 columns"]),
     ("two label-like columns", lambda t: ((_csv(t, ["a,b,y,label"] + _good_lines()[1:]),), {}),
      ["several columns that could hold the labels: 'y', 'label'"]),
-    ("list column in parquet", lambda t: ((pd.DataFrame({"probs": list(_P), "label": _Y}).to_parquet(t / "l.parquet") or t / "l.parquet",), {}),
+    ("list column in parquet",
+     lambda t: ((pd.DataFrame({"probs": list(_P), "label": _Y}).to_parquet(t / "l.parquet") or t / "l.parquet",), {}),
      ["row 0 (0-based) of l.parquet, column 'probs' holds a list of values"]),
 ]
 

@@ -34,7 +34,8 @@ NUMBERS = Path(os.environ.get("CALIBDASH_PINNED_NUMBERS") or Path(__file__).reso
 REGENERATE = "PYTHONPATH=. .venv/bin/python tests/pinned/generate.py"
 
 _missing = cases.data_missing()
-pytestmark = pytest.mark.skipif(_missing is not None, reason=f"pinned numbers need the shared data: {_missing}")
+pytestmark = [pytest.mark.skipif(_missing is not None, reason=f"pinned numbers need the shared data: {_missing}"),
+              pytest.mark.slow, pytest.mark.shared_data]
 
 
 @pytest.fixture(scope="module")

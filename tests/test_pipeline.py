@@ -10,6 +10,7 @@ from scipy.stats import t as student_t
 
 import calibdash as cd
 from calibdash.estimators.registry import default_grid
+from calibdash.evaluation.config import EvaluationConfig
 from calibdash.evaluation.pipeline import make_split
 from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 
@@ -89,6 +90,7 @@ def truth():
 
 
 @pytest.mark.parametrize("notion", ["top-label", "canonical"])
+@pytest.mark.slow
 def test_best_estimator_recovers_the_known_truth(notion, truth):
     """The paper's simulation, n = 10,000: the estimator with the lowest validation risk
     lies within 3 standard errors (or 0.01) of the true calibration error."""
@@ -99,6 +101,7 @@ def test_best_estimator_recovers_the_known_truth(notion, truth):
     assert abs(best["estimate"] - truth[notion]) <= tolerance, (best["estimator"], best["estimate"], truth[notion])
 
 
+@pytest.mark.slow
 def test_same_seed_same_results_whatever_n_jobs():
     P, y = small_data(seed=1)
     kw = dict(notion="canonical", estimators=["kde", "ukkr", "kkkr", "temperature"],
@@ -115,6 +118,7 @@ def test_same_seed_same_results_whatever_n_jobs():
     assert not np.array_equal(a.curves["val_risk"], d.curves["val_risk"])
 
 
+@pytest.mark.slow
 def test_several_notions_in_one_pool_give_the_numbers_of_separate_runs():
     P, y = small_data(seed=2, n=500)
     est = {"top-label": ["15-bins", "bins", "kde", "ukkr"], "canonical": ["kde", "kkkr", "temperature"]}
@@ -246,16 +250,17 @@ def test_progress_is_reported_to_completion():
 )
 def test_bad_configuration_is_refused_clearly(kwargs, message):
     P, y = small_data(seed=7, n=100)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(cd.ConfigError, match=message):
         cd.evaluate(P, y, **kwargs)
 
 
 def test_too_few_rows_is_refused_clearly():
     P, y = small_data(seed=8, n=12)
-    with pytest.raises(ValueError, match="too few"):
+    with pytest.raises(cd.InputError, match="too few"):
         cd.evaluate(P, y, notion="top-label", estimators=["bins"], n_folds=5)
 
 
+@pytest.mark.slow
 def test_dask_cluster_gives_the_same_numbers():
     import distributed
     import joblib
@@ -317,7 +322,8 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     np.testing.assert_allclose(res.folds.loc[res.folds["estimator"] == "kde", "squared_estimate"], fold_sq, rtol=1e-12)
 
     monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
-    run = pipeline._NotionRun(P, y, notion, ["kde"], {"kde": {"bandwidth": grid}}, [], test, folds, True, 0.2, 2)
+    config = EvaluationConfig.resolve(notion, estimators=["kde"], grids={"kde": {"bandwidth": grid}}, others=[], random_state=2)
+    run = pipeline._NotionRun(P, y, config, test, folds, True)
     assert len(run.normaliser_jobs()) == (8 if notion == "canonical" else 0)
     chunks = []
     real = pipeline._fold_diagonals_task

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import calibdash as cd
-from calibdash.lab import demo
 from calibdash.display import plots
 from calibdash.display import reliability as rl
+from calibdash.lab import demo
 
 
 @pytest.fixture(scope="module")

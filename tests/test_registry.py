@@ -14,7 +14,16 @@ import calibdash as cd
 from calibdash.errors import ConfigError, NotFittedError
 from calibdash.estimators import make_estimator
 from calibdash.estimators.registry import (
-    DEFAULT_ESTIMATORS, FAMILIES, PARAMETERS, REGISTRY, available_estimators, default_grid, entry, parameter, tuned_param)
+    DEFAULT_ESTIMATORS,
+    FAMILIES,
+    PARAMETERS,
+    REGISTRY,
+    available_estimators,
+    default_grid,
+    entry,
+    parameter,
+    tuned_param,
+)
 from calibdash.evaluation.config import resolve
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.reporting.references import REFERENCES, reference_keys

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from calibdash.display import reliability as rl
+from calibdash.errors import ConfigError
 
 
 def brute_table(conf, correct, edges):
@@ -70,7 +71,7 @@ def test_per_class_and_errors():
     assert set(tables) == {0, 2}
     assert tables[2]["count"].sum() == 3
     assert tables[2].loc[0, "accuracy"] == pytest.approx(2 / 3)  # p_2 = 0.1, 0.1, 0.4 all in [0, 0.5]
-    with pytest.raises(ValueError, match="strategy"):
+    with pytest.raises(ConfigError, match="strategy"):
         rl.bin_edges(P[:, 0], 5, "log")
     with pytest.raises(ValueError, match="n_bins"):
         rl.bin_edges(P[:, 0], 0)

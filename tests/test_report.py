@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 import calibdash as cd
-from calibdash.reporting.references import REFERENCES, bibtex, reference_keys, references_for
-from calibdash.reporting.html import normalise_results
-from calibdash.lab.simulation import dirichlet_simulation
-from calibdash.estimators.registry import REGISTRY
 from calibdash.display.verdict import verdict
+from calibdash.estimators.registry import REGISTRY
+from calibdash.lab.simulation import dirichlet_simulation
+from calibdash.reporting.html import normalise_results
+from calibdash.reporting.references import REFERENCES, bibtex, reference_keys, references_for
 
 HOSTILE_NAME = '<img src="http://example.invalid/x.png" onerror="alert(1)">preds.npz'
 HOSTILE_CLASS = "</script><script>alert(2)</script>"
@@ -131,7 +131,7 @@ def test_references_cover_every_estimator_with_bibtex(model, html):
 def test_predictions_of_other_data_are_refused(model):
     _, results = model
     other = _predictions(seed=2)
-    with pytest.raises(ValueError, match="not the data the results were computed on"):
+    with pytest.raises(cd.InputError, match="not the data the results were computed on"):
         cd.report(results, other)
 
 

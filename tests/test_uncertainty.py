@@ -109,6 +109,8 @@ def cifar10_over_splits():
     return pd.concat(rows, ignore_index=True)
 
 
+@pytest.mark.slow
+@pytest.mark.shared_data
 def test_reported_errors_are_at_least_the_spread_over_splits_of_real_outputs(cifar10_over_splits):
     """Over 10 random splits of the same 10,000 CIFAR-10 rows, every ranked estimator's
     reported standard error is at least 0.8 times the standard deviation of its estimate

@@ -15,9 +15,9 @@ from sklearn.model_selection import KFold
 from threadpoolctl import threadpool_limits
 
 import calibdash as cd
-from calibdash.metrics.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
-from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY
+from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
+from calibdash.metrics.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
 from calibdash.metrics.variational import holdout_loss_gap, variational_error, variational_top_label
 
 from . import brute
@@ -163,7 +163,7 @@ def test_brier_identity_row_by_row_at_the_true_conditional():
     g = TemperatureRecalibrator(temperature=0.3).fit(P, y)
     G = g.predict_proba(P)
     np.testing.assert_allclose(G, sim.true_probs, rtol=0, atol=1e-9)
-    gap = holdout_loss_gap(g, P, y, "brier")
+    gap = holdout_loss_gap(g, P, y, loss="brier")
     E = np.eye(5)[y]
     sq = np.sum((P - G) ** 2, axis=1)
     cross = np.sum((P - G) * (G - E), axis=1)
@@ -176,7 +176,7 @@ def test_brier_identity_row_by_row_at_the_true_conditional():
 def test_log_loss_gap_is_the_log_ratio():
     P, y = small_problem(seed=5)
     g = make_recalibrator("temperature").fit(P, y)
-    gap = holdout_loss_gap(g, P, y, "log")
+    gap = holdout_loss_gap(g, P, y, loss="log")
     G = g.predict_proba(P)
     rows = np.arange(len(y))
     np.testing.assert_allclose(gap, np.log(G[rows, y]) - np.log(P[rows, y]), rtol=0, atol=1e-12)
@@ -205,6 +205,7 @@ def mean_and_se(values):
     return values.mean(), values.std(ddof=1) / np.sqrt(len(values))
 
 
+@pytest.mark.slow
 def test_temperature_brier_estimate_matches_the_true_squared_error(simulation_runs):
     runs, _, truth = simulation_runs
     target = truth["canonical"] ** 2  # ~0.0633
@@ -219,6 +220,7 @@ def test_temperature_brier_estimate_matches_the_true_squared_error(simulation_ru
     assert abs(np.mean(runs["temperature"] - runs["oracle"])) <= 0.01 * target
 
 
+@pytest.mark.slow
 def test_isotonic_and_logistic_are_lower_bounds(simulation_runs):
     runs, _, truth = simulation_runs
     target = truth["canonical"] ** 2
@@ -234,6 +236,7 @@ def test_isotonic_and_logistic_are_lower_bounds(simulation_runs):
     assert runs["logistic"].mean() > runs["isotonic"].mean()
 
 
+@pytest.mark.slow
 def test_top_label_over_and_under_confidence_on_the_simulation(simulation_runs):
     _, tl, truth = simulation_runs
     target2 = truth["top-label"] ** 2  # TCE_2^2 ~ 0.036
@@ -398,3 +401,4 @@ def test_bad_input_is_refused_with_a_message(call, message):
     with pytest.raises(ValueError) as info:
         call(P, y)
     assert message in str(info.value)
+    assert isinstance(info.value, cd.CalibdashError)  # InputError, ConfigError or NotFittedError

@@ -6,9 +6,9 @@ import pandas as pd
 import pytest
 
 import calibdash as cd
-from calibdash.lab import demo
 from calibdash.core.uncertainty import REFERENCE
 from calibdash.display.verdict import verdict
+from calibdash.lab import demo
 
 BEST_FOLD_RISKS = np.array([1.00, 1.10, 0.90, 1.05, 0.95]) * 1e-3
 

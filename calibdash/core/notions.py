@@ -25,7 +25,7 @@ NOTIONS = ("top-label", "canonical", "classwise")
 
 
 def check_notion(notion, supported=NOTIONS, family=None):
-    """Raise ValueError listing the valid choices when ``notion`` is not one of them."""
+    """Raise ConfigError listing the valid choices when ``notion`` is not one of them."""
     if notion not in NOTIONS:
         raise ConfigError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
     if notion not in supported:
@@ -71,7 +71,7 @@ def problems(P, notion):
         _, top_rest, k = top_label(P)
         rest[np.arange(P.shape[0]), k] = top_rest
         return [Problem(P[:, [j]], np.column_stack([P[:, j], rest[:, j]])) for j in range(P.shape[1])]
-    raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
+    raise ConfigError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
 
 
 def residuals(P, y, notion):
@@ -81,7 +81,7 @@ def residuals(P, y, notion):
         return (c - (k == y))[:, None]
     if notion in ("canonical", "classwise"):
         return P - one_hot(y, P.shape[1])
-    raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
+    raise ConfigError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
 
 
 def training_problems(P, y, notion):
@@ -97,7 +97,7 @@ def training_problems(P, y, notion):
         return [(Problem(P, P), U, T)]
     if notion == "classwise":
         return [(p, U[:, [k]], T[:, [k]]) for k, p in enumerate(problems(P, notion))]
-    raise ValueError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
+    raise ConfigError(f"Unknown notion {notion!r}; choose one of {', '.join(map(repr, NOTIONS))}.")
 
 
 def validate(P, y=None):

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from calibdash.core.notions import residuals, validate
+from calibdash.errors import ConfigError, InputError
 
 # Row-block size of the Gram route: blocks of this many matrix entries (32 MB in float64).
 _BLOCK_ENTRIES = 4_000_000
@@ -65,7 +66,7 @@ def pair_loss_sum(U, F, G=None, route="auto"):
         return _feature_route(U, F, G)
     if route == "gram":
         return _gram_route(U, F, G)
-    raise ValueError(f"Unknown route {route!r}; choose 'auto', 'features' or 'gram'.")
+    raise ConfigError(f"Unknown route {route!r}; choose 'auto', 'features' or 'gram'.")
 
 
 def _feature_route(U, F, G):
@@ -129,7 +130,7 @@ def path_risks(U, forms):
     the residual terms always, and the feature cross-products of forms that share F."""
     n, d = U.shape
     if n < 2:
-        raise ValueError("The risk needs at least 2 held-out rows (it averages over pairs).")
+        raise InputError("The risk needs at least 2 held-out rows (it averages over pairs).")
     shared = {}
     residual_terms = None
     out = []
@@ -154,11 +155,11 @@ def risk_from_features(U, F, G=None, route="auto"):
     """Eq. (20) from residuals and features: the pair loss divided by n(n - 1)."""
     n = U.shape[0]
     if n < 2:
-        raise ValueError("The risk needs at least 2 held-out rows (it averages over pairs).")
+        raise InputError("The risk needs at least 2 held-out rows (it averages over pairs).")
     return pair_loss_sum(U, F, G, route=route) / (n * (n - 1))
 
 
-def risk(estimator, P, y, route="auto"):
+def risk(estimator, P, y, *, route="auto"):
     """Mean-squared-error risk (Eq. 20) of a fitted estimator on held-out data.
 
     Parameters

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from calibdash.errors import InputError
+
 # float32 exports sum to 1 only within a few 1e-7 per entry; 1e-4 accepts them
 # (and d in the thousands) while still catching logits and unnormalised scores.
 ROW_SUM_TOLERANCE = 1e-4
@@ -32,10 +34,10 @@ def softmax(logits, axis=-1):
     """
     x = np.asarray(logits, dtype=np.float64)
     if np.isnan(x).any() or np.isposinf(x).any():
-        raise ValueError("softmax: the logits contain NaN or +inf; remove or fix those rows.")
+        raise InputError("softmax: the logits contain NaN or +inf; remove or fix those rows.")
     top = np.max(x, axis=axis, keepdims=True)
     if not np.isfinite(top).all():
-        raise ValueError("softmax: a row of logits is entirely -inf; it has no probability.")
+        raise InputError("softmax: a row of logits is entirely -inf; it has no probability.")
     e = np.exp(x - top)
     return e / e.sum(axis=axis, keepdims=True)
 
@@ -46,35 +48,35 @@ def log_clipped(p):
 
 
 def check_probabilities(P, name="P"):
-    """Return ``P`` as a float64 (n, d) array of probability vectors, or raise ValueError.
+    """Return ``P`` as a float64 (n, d) array of probability vectors, or raise InputError.
 
     Rows must be finite, non-negative and sum to 1 within ``ROW_SUM_TOLERANCE``; they are
     not renormalised, so no number is silently changed.
     """
     P = np.asarray(P)
     if P.dtype == object or not np.issubdtype(P.dtype, np.number):
-        raise ValueError(f"{name} must be a numeric array, got dtype {P.dtype}.")
+        raise InputError(f"{name} must be a numeric array, got dtype {P.dtype}.")
     P = np.asarray(P, dtype=np.float64)
     if P.ndim != 2:
-        raise ValueError(f"{name} must be a 2-D array (n samples x d classes), got shape {P.shape}.")
+        raise InputError(f"{name} must be a 2-D array (n samples x d classes), got shape {P.shape}.")
     n, d = P.shape
     if n == 0:
-        raise ValueError(f"{name} has no rows.")
+        raise InputError(f"{name} has no rows.")
     if d < 2:
-        raise ValueError(f"{name} has {d} column(s); give one probability per class (at least 2).")
+        raise InputError(f"{name} has {d} column(s); give one probability per class (at least 2).")
     bad = ~np.isfinite(P).all(axis=1)
     if bad.any():
-        raise ValueError(f"{name} has NaN or infinite values (first at row {int(np.argmax(bad))}).")
+        raise InputError(f"{name} has NaN or infinite values (first at row {int(np.argmax(bad))}).")
     neg = (P < 0).any(axis=1)
     if neg.any():
-        raise ValueError(
+        raise InputError(
             f"{name} has negative entries (first at row {int(np.argmax(neg))}); "
             "these look like logits: convert them with cd.softmax."
         )
     off = np.abs(P.sum(axis=1) - 1.0) > ROW_SUM_TOLERANCE
     if off.any():
         i = int(np.argmax(off))
-        raise ValueError(
+        raise InputError(
             f"{name} row {i} sums to {P[i].sum():.6g}, not 1; "
             "if these are logits or scores, convert them with cd.softmax."
         )
@@ -82,23 +84,23 @@ def check_probabilities(P, name="P"):
 
 
 def check_labels(y, n, d, name="y"):
-    """Return ``y`` as int64 labels in [0, d) of length ``n``, or raise ValueError."""
+    """Return ``y`` as int64 labels in [0, d) of length ``n``, or raise InputError."""
     y = np.asarray(y)
     if y.ndim != 1:
-        raise ValueError(f"{name} must be a 1-D array of class indices, got shape {y.shape}.")
+        raise InputError(f"{name} must be a 1-D array of class indices, got shape {y.shape}.")
     if y.shape[0] != n:
-        raise ValueError(f"{name} has {y.shape[0]} labels but there are {n} prediction rows.")
+        raise InputError(f"{name} has {y.shape[0]} labels but there are {n} prediction rows.")
     if y.dtype.kind == "f":
         frac = y != np.round(y)
         if frac.any():
-            raise ValueError(f"{name} has a non-integer label at row {int(np.argmax(frac))}.")
+            raise InputError(f"{name} has a non-integer label at row {int(np.argmax(frac))}.")
     elif y.dtype.kind not in "iub":
-        raise ValueError(f"{name} must hold integer class indices, got dtype {y.dtype}.")
+        raise InputError(f"{name} must hold integer class indices, got dtype {y.dtype}.")
     y = y.astype(np.int64)
     out = (y < 0) | (y >= d)
     if out.any():
         i = int(np.argmax(out))
-        raise ValueError(f"{name} row {i} is {y[i]}, outside the classes 0..{d - 1}.")
+        raise InputError(f"{name} row {i} is {y[i]}, outside the classes 0..{d - 1}.")
     return y
 
 

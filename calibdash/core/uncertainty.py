@@ -39,11 +39,13 @@ import numpy as np
 from scipy.stats import norm
 from scipy.stats import t as student_t
 
+from calibdash.errors import ConfigError, InputError
+
 
 def check_level(level):
-    """Raise ValueError unless ``level`` lies strictly between 0 and 1."""
+    """Raise ConfigError unless ``level`` lies strictly between 0 and 1."""
     if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) or not 0 < level < 1:
-        raise ValueError(f"level must lie strictly between 0 and 1 (e.g. 0.95), got {level!r}.")
+        raise ConfigError(f"level must lie strictly between 0 and 1 (e.g. 0.95), got {level!r}.")
     return float(level)
 
 
@@ -125,7 +127,7 @@ def holdout_error(values):
     if v.ndim == 1:
         v = v[None, :]
     if v.ndim != 2 or v.shape[1] < 2:
-        raise ValueError(f"holdout_error needs values of k fold models on at least 2 rows, got shape {v.shape}.")
+        raise InputError(f"holdout_error needs values of k fold models on at least 2 rows, got shape {v.shape}.")
     k, n = v.shape
     rows = v.mean(axis=0)
     var_rows = float(rows.var(ddof=1) / n)

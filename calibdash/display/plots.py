@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from calibdash.display.text import plot_text
+from calibdash.errors import InputError
 from calibdash.estimators.registry import parameter
 
 BEST = "#d62728"
@@ -106,14 +107,15 @@ def risk_curves(result, ncols=2):
     n = max(len(names), 1)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=names or ["no tuned estimator"], horizontal_spacing=0.08, vertical_spacing=0.16 if nrows > 1 else 0.1)
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=names or ["no tuned estimator"], horizontal_spacing=0.08,
+                        vertical_spacing=0.16 if nrows > 1 else 0.1)
     for i, name in enumerate(names):
         row, col = i // ncols + 1, i % ncols + 1
         stats = curve_stats(result, name)
         param = result.curves.loc[result.curves["estimator"] == name, "param"].iloc[0]
         values = stats["value"].tolist()
         log = is_log_grid(values)
-        for j, (fixed, part) in enumerate(stats.groupby("fixed", sort=False)):
+        for fixed, part in stats.groupby("fixed", sort=False):
             part = part.sort_values("value")
             x, m, se = part["value"].astype(float).to_numpy(), part["mean"].to_numpy(), part["paired_se"].to_numpy()
             label = name + (f" ({fixed})" if fixed and stats["fixed"].nunique() > 1 else "")
@@ -298,7 +300,7 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
     """
     P = np.asarray(P, dtype=np.float64)
     if P.shape[1] != 3:
-        raise ValueError("The simplex plot needs exactly three classes.")
+        raise InputError("The simplex plot needs exactly three classes.")
     n = len(P)
     idx = np.arange(n) if n <= max_points else np.sort(np.random.default_rng(random_state).choice(n, max_points, replace=False))
     fig = go.Figure()
@@ -312,14 +314,17 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
                                         line=dict(color="rgba(120,120,120,0.5)", width=1), name="shift", hoverinfo="skip"))
         fig.add_trace(go.Scatterternary(a=G[:, 0], b=G[:, 1], c=G[:, 2], mode="markers",
                                         marker=dict(color=RECAL, size=5), name="estimated recalibrated position",
-                                        hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>{names[2]} %{{c:.2f}}<extra>recalibrated</extra>"))
+                                        hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>"
+                                                      f"{names[2]} %{{c:.2f}}<extra>recalibrated</extra>"))
     color = None if labels is None else np.asarray(labels)[idx]
     fig.add_trace(go.Scatterternary(a=P[idx, 0], b=P[idx, 1], c=P[idx, 2], mode="markers",
                                     marker=dict(color=LINE if color is None else color, size=5,
-                                                colorscale=[[0, "#1f77b4"], [0.5, "#2ca02c"], [1, "#9467bd"]] if color is not None else None,
+                                                colorscale=([[0, "#1f77b4"], [0.5, "#2ca02c"], [1, "#9467bd"]]
+                                                            if color is not None else None),
                                                 line=dict(width=0.5, color="white")),
                                     name="prediction (colour: true class)" if color is not None else "prediction",
-                                    hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>{names[2]} %{{c:.2f}}<extra>prediction</extra>"))
+                                    hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>"
+                                                  f"{names[2]} %{{c:.2f}}<extra>prediction</extra>"))
     fig.update_layout(ternary=dict(aaxis_title=names[0], baxis_title=names[1], caxis_title=names[2]),
                       height=560, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.05))
     return fig
@@ -399,7 +404,8 @@ def estimates_by_quantity(result):
     return fig
 
 
-__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure", "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]
+__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure",
+           "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]
 
 
 # -- model comparison and the simulation lab -------------------------------------------
@@ -507,7 +513,7 @@ def figure1_figure(df, max_seed_lines=20):
 
     s = summarise_figure1(df)
     fig = go.Figure()
-    for i, (seed, part) in enumerate(df.groupby("seed")):
+    for i, (_seed, part) in enumerate(df.groupby("seed")):
         if i >= max_seed_lines:
             break
         fig.add_trace(go.Scatter(x=part["theta"], y=part["risk"], mode="lines", line=dict(color="rgba(127,127,127,0.25)", width=1),

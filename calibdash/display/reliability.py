@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from calibdash.core import notions
-from calibdash.metrics.ece import check_bandwidth, bootstrap_counts, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
+from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import binning
+from calibdash.metrics.ece import bootstrap_counts, check_bandwidth, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
 
 STRATEGIES = ("uniform", "quantile")
 
@@ -26,9 +27,9 @@ def bin_edges(conf, n_bins=15, strategy="uniform"):
     ``n_bins`` bins may result.
     """
     if isinstance(n_bins, bool) or int(n_bins) != n_bins or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive whole number, got {n_bins!r}.")
+        raise ConfigError(f"n_bins must be a positive whole number, got {n_bins!r}.")
     if strategy not in STRATEGIES:
-        raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
+        raise ConfigError(f"strategy must be one of {STRATEGIES}, got {strategy!r}.")
     return binning.bin_edges(np.asarray(conf, dtype=np.float64), int(n_bins), strategy)
 
 
@@ -66,7 +67,7 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
     conf = np.asarray(conf, dtype=np.float64).ravel()
     correct = np.asarray(correct, dtype=np.float64).ravel()
     if conf.shape != correct.shape:
-        raise ValueError("conf and correct must have the same length.")
+        raise InputError("conf and correct must have the same length.")
     edges = bin_edges(conf, n_bins, strategy)
     nb = len(edges) - 1
     b = assign_bins(conf, edges)
@@ -197,18 +198,18 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     P, y = notions.validate(P, y)
     n, d = P.shape
     if isinstance(grid, bool) or int(grid) != grid or grid < 2:
-        raise ValueError(f"grid must be a whole number of at least 2 points, got {grid!r}.")
+        raise ConfigError(f"grid must be a whole number of at least 2 points, got {grid!r}.")
     if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0 or n_boot == 1:
-        raise ValueError(f"n_boot must be 0 (no band) or a whole number of at least 2, got {n_boot!r}.")
+        raise ConfigError(f"n_boot must be 0 (no band) or a whole number of at least 2, got {n_boot!r}.")
     if not 0 < level < 1:
-        raise ValueError(f"level must be between 0 and 1 (e.g. 0.9 for a 90% band), got {level!r}.")
+        raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9 for a 90% band), got {level!r}.")
     if notion == "top-label":
         if class_index is not None:
-            raise ValueError("class_index is for the classwise curve; leave it None for the top-label curve.")
+            raise ConfigError("class_index is for the classwise curve; leave it None for the top-label curve.")
         z, t = top_label(P, y)
     else:
         if class_index is None or isinstance(class_index, bool) or int(class_index) != class_index or not 0 <= class_index < d:
-            raise ValueError(f"The classwise curve needs class_index, a class between 0 and {d - 1}; got {class_index!r}.")
+            raise ConfigError(f"The classwise curve needs class_index, a class between 0 and {d - 1}; got {class_index!r}.")
         z, t = one_class(P, y, int(class_index))
     low, high = kde_support(notion, d)
     bandwidth = check_bandwidth(bandwidth)
@@ -239,4 +240,5 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     return curve
 
 
-__all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_table", "top_label", "one_class", "per_class_tables", "selected_recalibration", "continuous_reliability_curve"]
+__all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_table", "top_label", "one_class", "per_class_tables",
+           "selected_recalibration", "continuous_reliability_curve"]

@@ -43,7 +43,8 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["OPEN", "CLOSE", "JOINER", "UserText", "user", "quoted", "strip_marks", "split_marked", "code", "escape_markdown", "markdown", "plot_text"]
+__all__ = ["OPEN", "CLOSE", "JOINER", "UserText", "user", "quoted", "strip_marks", "split_marked", "code", "escape_markdown",
+           "markdown", "plot_text"]
 
 # Private-use characters: no file name or label carries them by accident, and user() drops
 # any that a user's text does carry. (Either way both kinds of piece are shown as text.)

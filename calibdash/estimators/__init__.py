@@ -11,11 +11,11 @@ from calibdash.estimators.binning import BinningEstimator
 from calibdash.estimators.kde import KDEEstimator
 from calibdash.estimators.kernel_ridge import KKKREstimator, UKKREstimator
 from calibdash.estimators.recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
-from calibdash.estimators.temperature import TemperatureEstimator
 from calibdash.estimators.registry import FAMILIES
+from calibdash.estimators.temperature import TemperatureEstimator
 
 
-def make_estimator(name, notion="canonical", **params):
+def make_estimator(name, *, notion="canonical", **params):
     """Create a calibration estimation function by family name.
 
     Parameters
@@ -32,7 +32,7 @@ def make_estimator(name, notion="canonical", **params):
 
     Raises
     ------
-    ValueError
+    ConfigError
         For an unknown family, notion or parameter, listing the valid choices.
     """
     if name not in FAMILIES:

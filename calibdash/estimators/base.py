@@ -7,14 +7,12 @@ everything else (h, its diagonal, the squared-error estimate, the risk) follows 
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from calibdash.core.notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
 from calibdash.core.simplex import check_labels
-from calibdash.errors import check_is_fitted
+from calibdash.errors import ConfigError, InputError, check_is_fitted
 
 
 def block_diag_or_none(blocks):
@@ -28,15 +26,6 @@ def block_diag_or_none(blocks):
         out[s : s + m, s : s + m] = b
         s += m
     return out
-
-
-def check_positive(name, value, allow=()):
-    """Raise ValueError unless ``value`` is a finite positive number (or one of ``allow``)."""
-    if value in allow and isinstance(value, str):
-        return
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value) or value <= 0:
-        extra = f" or one of {', '.join(map(repr, allow))}" if allow else ""
-        raise ValueError(f"{name} must be a positive finite number{extra}, got {value!r}.")
 
 
 class CalibrationEstimator(BaseEstimator):
@@ -92,7 +81,7 @@ class CalibrationEstimator(BaseEstimator):
         check_is_fitted(self)
         P, _ = validate(P)
         if P.shape[1] != self.n_classes_:
-            raise ValueError(f"P has {P.shape[1]} classes but the estimator was fitted on {self.n_classes_}.")
+            raise InputError(f"P has {P.shape[1]} classes but the estimator was fitted on {self.n_classes_}.")
         return P
 
     # -- evaluation -------------------------------------------------------------------
@@ -110,7 +99,7 @@ class CalibrationEstimator(BaseEstimator):
         """
         F, G = self.bilinear_form(P)
         if G is not None:
-            raise ValueError(f"The {self.family!r} estimator is not a plug-in, so it has no recalibration map.")
+            raise ConfigError(f"The {self.family!r} estimator is not a plug-in, so it has no recalibration map.")
         P = self._check_fitted(P)
         Z = np.hstack([p.Z for p in problems(P, self.notion)])
         return Z - F
@@ -157,7 +146,7 @@ class CalibrationEstimator(BaseEstimator):
         P, y = validate(P, y)
         values = list(values)
         if not values:
-            raise ValueError(f"Give at least one value of {self.path_param!r}.")
+            raise ConfigError(f"Give at least one value of {self.path_param!r}.")
         estimators = [self.__class__(**{**self.get_params(), self.path_param: v}) for v in values]
         for e in estimators:
             e._validate_params()

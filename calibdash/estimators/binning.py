@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from calibdash.errors import ConfigError
 from calibdash.estimators.base import CalibrationEstimator
 
 
@@ -53,9 +54,9 @@ class BinningEstimator(CalibrationEstimator):
     def _validate_params(self):
         super()._validate_params()
         if isinstance(self.n_bins, bool) or not isinstance(self.n_bins, numbers.Integral) or self.n_bins < 1:
-            raise ValueError(f"n_bins must be a positive integer, got {self.n_bins!r}.")
+            raise ConfigError(f"n_bins must be a positive integer, got {self.n_bins!r}.")
         if self.strategy not in ("uniform", "quantile"):
-            raise ValueError(f"strategy must be 'uniform' or 'quantile', got {self.strategy!r}.")
+            raise ConfigError(f"strategy must be 'uniform' or 'quantile', got {self.strategy!r}.")
 
     def _fit(self, P, y):
         self.edges_, self.gaps_ = [], []

@@ -19,7 +19,9 @@ from scipy.special import gammaln
 
 from calibdash.core.notions import problems
 from calibdash.core.simplex import log_clipped
-from calibdash.estimators.base import CalibrationEstimator, check_positive
+from calibdash.core.validation import check_positive
+from calibdash.errors import ConfigError
+from calibdash.estimators.base import CalibrationEstimator
 
 # Entries of one (query block x training set) matrix. The Beta kernel's passes are
 # memory-bound and want blocks that stay in cache (0.5 MB); the Dirichlet kernel's
@@ -258,7 +260,7 @@ class KDEEstimator(CalibrationEstimator):
         super()._validate_params()
         check_positive("bandwidth", self.bandwidth)
         if self.bandwidth < 1e-12:
-            raise ValueError(f"bandwidth {self.bandwidth!r} is below 1e-12, where the kernel overflows.")
+            raise ConfigError(f"bandwidth {self.bandwidth!r} is below 1e-12, where the kernel overflows.")
 
     def _fit(self, P, y):
         # The training set itself is the model: centres and targets per problem.

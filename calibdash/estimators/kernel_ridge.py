@@ -24,7 +24,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibdash.core.notions import problems
-from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none, check_positive
+from calibdash.core.validation import check_positive
+from calibdash.errors import ConfigError
+from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none
 
 # Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
 # matrix; dividing by their square roots would amplify rounding errors.
@@ -225,7 +227,7 @@ class _KernelRidgeEstimator(CalibrationEstimator):
         for name in ("exact_max_n",) + (("n_components",) if self.n_components is not None else ()):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-                raise ValueError(f"{name} must be a positive integer, got {v!r}.")
+                raise ConfigError(f"{name} must be a positive integer, got {v!r}.")
 
     def _fit_bases(self, P, y, cache=None):
         bases = []
@@ -382,7 +384,7 @@ class KKKREstimator(_KernelRidgeEstimator):
         forms = []
         for e in estimators:
             Gs = []
-            for b, A, (psi, w) in zip(bases, MMt, feats):
+            for b, A, (_psi, w) in zip(bases, MMt, feats):
                 ridge = e.lam * b.n_train**2
                 G = A / (np.outer(b.eigenvalues, b.eigenvalues) + ridge)
                 if w is not None:

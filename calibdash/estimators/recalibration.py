@@ -19,8 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from calibdash.core.notions import problems
-from calibdash.metrics.recalibrators import BoostingRecalibrator, IsotonicRecalibrator, LogisticRecalibrator, OneDimensionalRecalibrator
 from calibdash.estimators.base import CalibrationEstimator
+from calibdash.metrics.recalibrators import BoostingRecalibrator, IsotonicRecalibrator, LogisticRecalibrator, OneDimensionalRecalibrator
 
 
 class RecalibrationEstimator(CalibrationEstimator):

@@ -275,27 +275,28 @@ def parameter(name):
 
 
 def _check_registry():
-    # Facts that must agree; checked at import so that a wrong entry fails at once.
+    # Facts that must agree; checked at import so that a wrong entry fails at once. A wrong
+    # entry is a bug in calibdash, not a user's bad setting: RuntimeError, not ConfigError.
     for e in _ENTRIES:
         names = {p.name for p in e.parameters}
         if e.tuned not in names:
-            raise ConfigError(f"registry entry {e.name!r}: its tuned parameter {e.tuned!r} is not described.")
+            raise RuntimeError(f"registry entry {e.name!r}: its tuned parameter {e.tuned!r} is not described.")
         for key, grid in e.grid.items():
             if key != "any" and key not in NOTIONS:
-                raise ConfigError(f"registry entry {e.name!r}: grid key {key!r} is not a notion or 'any'.")
+                raise RuntimeError(f"registry entry {e.name!r}: grid key {key!r} is not a notion or 'any'.")
             if e.tuned not in grid:
-                raise ConfigError(f"registry entry {e.name!r}: its grid for {key!r} does not give {e.tuned!r}.")
+                raise RuntimeError(f"registry entry {e.name!r}: its grid for {key!r} does not give {e.tuned!r}.")
         for notion in e.default_for:
             if notion not in e.notions:
-                raise ConfigError(f"registry entry {e.name!r} is a default for {notion!r}, which it does not support.")
+                raise RuntimeError(f"registry entry {e.name!r} is a default for {notion!r}, which it does not support.")
     for e in _ENTRIES:
         for p in e.parameters:
             if PARAMETERS[p.name] != p:
-                raise ConfigError(f"parameter {p.name!r} is described twice, differently.")
+                raise RuntimeError(f"parameter {p.name!r} is described twice, differently.")
     for e in _ENTRIES:
         for values in (v for g in e.grid.values() for v in g.values()):
             if not values or any(isinstance(v, float) and not math.isfinite(v) for v in values):
-                raise ConfigError(f"registry entry {e.name!r} has an empty or non-finite grid.")
+                raise RuntimeError(f"registry entry {e.name!r} has an empty or non-finite grid.")
 
 
 _check_registry()

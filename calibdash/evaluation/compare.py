@@ -32,14 +32,14 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
+from calibdash.core.notions import check_notion, validate
+from calibdash.core.uncertainty import check_level, holdout_error
 from calibdash.display.text import quoted
 from calibdash.errors import InputError
-from calibdash.io.loading import Predictions
-from calibdash.core.notions import check_notion, validate
-from calibdash.evaluation.pipeline import evaluate
-from calibdash.core.uncertainty import check_level, holdout_error
-from calibdash.metrics.variational import row_losses
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS
+from calibdash.evaluation.pipeline import evaluate
+from calibdash.io.loading import Predictions
+from calibdash.metrics.variational import row_losses
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
 # SKCE with its bootstrap test, variational), which the pipeline runs by default beside
@@ -100,11 +100,11 @@ def _as_items(models):
         try:
             items = [tuple(m) for m in models]
         except TypeError:
-            raise ValueError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.") from None
+            raise InputError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.") from None
         if any(len(m) != 2 for m in items):
-            raise ValueError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.")
+            raise InputError("models must be a dict {name: probabilities} or a list of (name, probabilities) pairs.")
     if len(items) < 2:
-        raise ValueError(f"A comparison needs at least 2 models; got {len(items)}.")
+        raise InputError(f"A comparison needs at least 2 models; got {len(items)}.")
     names = [name for name, _ in items]
     # Messages that quote a model's name (in the app, a file's name) mark it, so that the
     # app shows it literally: InputError, a ValueError, keeps the marks out of str(error).
@@ -129,7 +129,7 @@ def _inputs(models, y):
         probs[name] = P
     if given is None:
         if not labels_from:
-            raise ValueError("Labels are needed: call compare(models, y) or pass what load_predictions returned.")
+            raise InputError("Labels are needed: call compare(models, y) or pass what load_predictions returned.")
         first = next(iter(labels_from))
         given = labels_from[first]
     for name, lab in labels_from.items():
@@ -149,10 +149,11 @@ def _inputs(models, y):
             )
         try:
             P_ok, y_ok = validate(P_arr, given)
-        except ValueError as e:
+        except InputError as e:
             raise InputError(f"{quoted(name)}: {e}") from None
         if d is not None and P_ok.shape[1] != d:
-            raise InputError(f"{quoted(name)} has {P_ok.shape[1]} classes but the first model has {d}: all models must predict the same classes.")
+            raise InputError(f"{quoted(name)} has {P_ok.shape[1]} classes but the first model has {d}: "
+                             "all models must predict the same classes.")
         d = P_ok.shape[1]
         out[name] = P_ok
     return out, y_ok
@@ -161,6 +162,7 @@ def _inputs(models, y):
 def compare(
     models,
     y=None,
+    *,
     notion="canonical",
     estimator=None,
     estimators=None,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import numbers
+from dataclasses import dataclass
 
 from calibdash.core.notions import check_notion
 from calibdash.errors import ConfigError
@@ -71,24 +73,95 @@ def resolve(notion, estimators=None, grids=None):
     return names, full
 
 
-def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0, others=None):
-    """sha256 identifying an evaluation: the data's fingerprint and the fully resolved
-    configuration (default grids written out), so that equal runs get equal keys however
-    their settings were spelled."""
-    from calibdash.metrics.literature import resolve_others
+@dataclass(frozen=True)
+class EvaluationConfig:
+    """The settings of one notion's evaluation, resolved and checked once.
 
-    names, full = resolve(notion, estimators, grids or None)
-    canon = {
-        "notion": notion,
-        "estimators": names,
-        "grids": full,
-        "others": resolve_others(notion, others),
-        "test_size": float(test_size),
-        "n_folds": int(n_folds),
-        "random_state": int(random_state),
-    }
-    text = data_sha256 + json.dumps(canon, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(text.encode()).hexdigest()
+    Build it with :meth:`resolve`; every default is written out (the estimator names, each
+    estimator's full grid, the literature's estimators), so two configurations are equal,
+    and have equal :meth:`key`, exactly when they run the same computation, however their
+    settings were spelled. Frozen and hashable: it is also the cache key of a run.
+
+    Attributes
+    ----------
+    notion : str
+    estimators : tuple of str
+        Names from :data:`calibdash.estimators.registry.REGISTRY`, in the order run.
+    grids : tuple of (str, tuple of (str, tuple))
+        Per estimator, its parameters and their values (read it with :meth:`grid`).
+    others : tuple of str
+        The literature's estimators reported beside the ranked ones.
+    test_size : float
+        Fraction of rows held out (strictly between 0 and 1).
+    n_folds : int
+        Cross-validation folds of the optimisation set (at least 2).
+    random_state : int
+        Seed of the split.
+    """
+
+    notion: str
+    estimators: tuple
+    grids: tuple
+    others: tuple
+    test_size: float = 0.2
+    n_folds: int = 5
+    random_state: int = 0
+
+    @classmethod
+    def resolve(cls, notion, *, estimators=None, grids=None, others=None, test_size=0.2, n_folds=5, random_state=0):
+        """Defaults filled in and every setting checked (a :class:`ConfigError` says what
+        is wrong and lists the valid choices).
+
+        Parameters are those of :func:`calibdash.evaluate`.
+        """
+        from calibdash.metrics.literature import resolve_others
+
+        names, full = resolve(notion, estimators, grids or None)
+        if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+            raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
+        if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+            raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+        if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
+            raise ConfigError(f"random_state must be a non-negative integer (a seed), got {random_state!r}.")
+        frozen = tuple((name, tuple((param, tuple(values)) for param, values in full[name].items())) for name in names)
+        return cls(notion, tuple(names), frozen, tuple(resolve_others(notion, others)), float(test_size), int(n_folds),
+                   int(random_state))
+
+    def grid(self, name):
+        """``{parameter: [values]}`` searched for estimator ``name``."""
+        for estimator, params in self.grids:
+            if estimator == name:
+                return {param: list(values) for param, values in params}
+        raise ConfigError(f"{name!r} is not among the estimators of this configuration ({', '.join(self.estimators)}).")
+
+    @property
+    def full_grids(self):
+        """``{name: {parameter: [values]}}`` for every estimator, in order."""
+        return {name: self.grid(name) for name in self.estimators}
+
+    def to_dict(self):
+        """The configuration as plain JSON values (lists, not tuples)."""
+        return {
+            "notion": self.notion,
+            "estimators": list(self.estimators),
+            "grids": self.full_grids,
+            "others": list(self.others),
+            "test_size": self.test_size,
+            "n_folds": self.n_folds,
+            "random_state": self.random_state,
+        }
+
+    def key(self, data_sha256):
+        """sha256 identifying this evaluation of the data with fingerprint ``data_sha256``."""
+        text = data_sha256 + json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
+        return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0,
+                       others=None):
+    """sha256 identifying an evaluation: ``EvaluationConfig.resolve(...).key(data_sha256)``."""
+    return EvaluationConfig.resolve(notion, estimators=estimators, grids=grids, others=others, test_size=test_size,
+                                    n_folds=n_folds, random_state=random_state).key(data_sha256)
 
 
 def combinations(grid):
@@ -97,4 +170,4 @@ def combinations(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["resolve", "combinations", "config_fingerprint"]
+__all__ = ["EvaluationConfig", "resolve", "combinations", "config_fingerprint"]

@@ -43,7 +43,7 @@ def parse_grid_text(text, param):
     Raises
     ------
     ConfigError
-        A ``ValueError`` with a message naming the offending entry.
+        (a ``ValueError``) with a message naming the offending entry.
     """
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"Give at least one value for {param}.")

@@ -23,18 +23,19 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from calibdash.estimators import make_estimator
-from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
-from calibdash.estimators.ensemble import FoldEnsemble
-from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
-from calibdash.metrics.literature import resolve_others, run_other, OTHER_ESTIMATORS
-from calibdash.io.loading import Predictions, canonical_sha256
 from calibdash.core.notions import NOTIONS, check_notion, validate
-from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.core.risk import zero_risk
-from calibdash.evaluation.config import combinations, resolve
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
+from calibdash.errors import ConfigError, InputError
+from calibdash.estimators import make_estimator
+from calibdash.estimators.ensemble import FoldEnsemble
+from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
+from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
+from calibdash.evaluation.config import EvaluationConfig, combinations
+from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
+from calibdash.io.loading import Predictions, canonical_sha256
+from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
 
 # Estimators of one registry task group are fitted in one task per fold (the kernel ridge
 # pair shares its eigenbasis, the kernel density estimator is costly alone, the
@@ -55,14 +56,14 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
     folds : list of (train, validation) index arrays
     """
     if not 0 < test_size < 1:
-        raise ValueError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
+        raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
     if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+        raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
     perm = np.random.default_rng(random_state).permutation(n)
     n_test = int(np.ceil(test_size * n))
     test, opt = perm[:n_test], perm[n_test:]
     if n_test < 2 or len(opt) < 2 * n_folds:
-        raise ValueError(
+        raise InputError(
             f"{n} rows are too few for a {test_size:.0%} holdout and {n_folds} folds: every "
             "validation fold and the holdout set need at least 2 rows. Use more data or fewer folds."
         )
@@ -177,11 +178,9 @@ class _NotionRun:
     """The state of Algorithm 1 for one notion, so that the tasks of several notions can
     share one pool of workers."""
 
-    def __init__(self, P, y, notion, estimators, grids, others, test, folds, keep_models, test_size, random_state):
-        self.P, self.y, self.notion = P, y, notion
-        self.test_size, self.random_state = test_size, random_state
-        self.names, self.full_grids = resolve(notion, estimators, grids)
-        self.others = resolve_others(notion, others)
+    def __init__(self, P, y, config, test, folds, keep_models):
+        self.P, self.y, self.config, self.notion = P, y, config, config.notion
+        self.names, self.full_grids, self.others = list(config.estimators), config.full_grids, list(config.others)
         self.other_rows = {}
         self.test, self.folds, self.keep_models = test, folds, keep_models
         n_folds = len(folds)
@@ -199,7 +198,7 @@ class _NotionRun:
         self.kde_names = [name for name in self.names if REGISTRY[name].family == "kde"]
         self.normaliser_bandwidths = (
             sorted({float(b) for name in self.kde_names for b in self.full_grids[name]["bandwidth"]})
-            if notion == "canonical" and self.kde_names else [])
+            if self.notion == "canonical" and self.kde_names else [])
         self.normalisers = None
         self.fold_diagonal_chunks = defaultdict(dict)
         # The fold risks of h = 0, the reference that says "perfectly calibrated".
@@ -412,15 +411,7 @@ class _NotionRun:
         _add_paired_risks(summary, fold_frame)
         n = len(self.y)
         config = {
-            "call": {
-                "notion": self.notion,
-                "estimators": self.names,
-                "grids": self.full_grids,
-                "others": self.others,
-                "test_size": self.test_size,
-                "n_folds": n_folds,
-                "random_state": self.random_state,
-            },
+            "call": self.config.to_dict(),
             "n": int(n),
             "n_classes": int(self.P.shape[1]),
             "n_optimisation": int(n - len(self.test)),
@@ -459,7 +450,7 @@ def _per_notion(value, notions, what):
     if isinstance(value, dict) and value and set(value) <= set(NOTIONS):
         missing = [n for n in notions if n not in value]
         if missing:
-            raise ValueError(f"{what} were given per notion but not for {', '.join(map(repr, missing))}.")
+            raise ConfigError(f"{what} were given per notion but not for {', '.join(map(repr, missing))}.")
         return {n: value[n] for n in notions}
     return {n: value for n in notions}
 
@@ -467,6 +458,7 @@ def _per_notion(value, notions, what):
 def evaluate_notions(
     P,
     y=None,
+    *,
     notions=("top-label", "canonical"),
     estimators=None,
     grids=None,
@@ -504,25 +496,27 @@ def evaluate_notions(
     sha = None
     if isinstance(P, Predictions):
         if y is not None:
-            raise ValueError("Give either a Predictions object or (P, y), not both.")
+            raise InputError("Give either a Predictions object or (P, y), not both.")
         # hashed when it was loaded (the same canonical_sha256); at 50,000 x 1,000 that is 400 MB
         P, y, sha = P.probs, P.labels, P.sha256
     elif y is None:
-        raise ValueError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
+        raise InputError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
     notions = [notions] if isinstance(notions, str) else list(notions)
     if not notions:
-        raise ValueError("Choose at least one notion.")
+        raise ConfigError("Choose at least one notion.")
     if len(set(notions)) != len(notions):
-        raise ValueError(f"Notions are listed twice: {notions}.")
+        raise ConfigError(f"Notions are listed twice: {notions}.")
     for notion in notions:
         check_notion(notion)
-    P, y = validate(P, y)
     estimators = _per_notion(estimators, notions, "Estimators")
     grids = _per_notion(grids, notions, "Grids")
     others = _per_notion(others, notions, "Estimators from the literature")
+    # Every setting is resolved and checked once, before any work; the data once after.
+    configs = [EvaluationConfig.resolve(nt, estimators=estimators[nt], grids=grids[nt], others=others[nt],
+                                        test_size=test_size, n_folds=n_folds, random_state=random_state) for nt in notions]
+    P, y = validate(P, y)
     test, folds = make_split(len(y), test_size, n_folds, random_state)
-    runs = [_NotionRun(P, y, nt, estimators[nt], grids[nt], others[nt], test, folds, keep_models, test_size, random_state)
-            for nt in notions]
+    runs = [_NotionRun(P, y, config, test, folds, keep_models) for config in configs]
     many = len(runs) > 1
 
     # Longest tasks first, so that no long task is left running alone at the end.
@@ -595,6 +589,7 @@ def evaluate_notions(
 def evaluate(
     P,
     y=None,
+    *,
     notion="canonical",
     estimators=None,
     grids=None,
@@ -655,10 +650,11 @@ def evaluate(
     evaluate_notions : several notions on one split, sharing the workers.
     """
     if not isinstance(notion, str):
-        raise ValueError(f"notion must be one string such as 'canonical', got {notion!r}; "
+        raise ConfigError(f"notion must be one string such as 'canonical', got {notion!r}; "
                          "for several notions use calibdash.evaluate_notions.")
-    return evaluate_notions(P, y, [notion], estimators, grids, others, test_size, n_folds, random_state, n_jobs,
-                            progress, keep_models)[notion]
+    return evaluate_notions(P, y, notions=[notion], estimators=estimators, grids=grids, others=others,
+                            test_size=test_size, n_folds=n_folds, random_state=random_state, n_jobs=n_jobs,
+                            progress=progress, keep_models=keep_models)[notion]
 
 
 def _run_holdout(i, fn, *args):

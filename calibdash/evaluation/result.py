@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
+from calibdash.errors import ConfigError, InputError
 
 # The columns of the literature's rows (``EvaluationResult.others``).
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
@@ -125,7 +126,7 @@ class EvaluationResult:
         """The holdout rows in increasing order: the rows no estimator saw while it was
         fitted or selected (where a recalibration map may be shown honestly)."""
         if self.split is None:
-            raise ValueError("This result does not record its split; evaluate the data again.")
+            raise InputError("This result does not record its split; evaluate the data again.")
         return np.sort(np.asarray(self.split["test"]))
 
     @property
@@ -194,7 +195,7 @@ class EvaluationResult:
         else:
             rows = self.summary[self.summary["estimator"] == estimator]
             if not len(rows):
-                raise ValueError(f"{estimator!r} is not an estimator of this result; choose from "
+                raise ConfigError(f"{estimator!r} is not an estimator of this result; choose from "
                                  f"{', '.join(map(repr, self.summary['estimator']))}.")
             row = rows.iloc[0]
         sq, se = float(row["squared_estimate"]), float(row["squared_estimate_se"])
@@ -227,11 +228,11 @@ class EvaluationResult:
         try:
             obj = json.loads(text)
         except (TypeError, ValueError) as e:
-            raise ValueError(f"This is not a calibdash result file: it is not valid JSON ({e}).") from None
+            raise InputError(f"This is not a calibdash result file: it is not valid JSON ({e}).") from None
         if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
-            raise ValueError("This JSON file is not a calibdash evaluation result.")
+            raise InputError("This JSON file is not a calibdash evaluation result.")
         if obj.get("version") != _VERSION:
-            raise ValueError(f"Result format version {obj.get('version')!r} is not supported (expected {_VERSION}): "
+            raise InputError(f"Result format version {obj.get('version')!r} is not supported (expected {_VERSION}): "
                              "it was written by an older calibdash, without honest intervals; evaluate the data again.")
         return cls(
             summary=_frame_from_json(obj["summary"]),

@@ -18,10 +18,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from calibdash.io import formats
-from calibdash.display.text import quoted, user
-from calibdash.errors import InputError, LoadWarning
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
+from calibdash.display.text import quoted, user
+from calibdash.errors import CalibdashError, InputError, LoadWarning
+from calibdash.io import formats
 
 __all__ = ["Predictions", "load_predictions", "MAX_FILE_BYTES", "MAX_MEMORY_BYTES"]
 
@@ -207,9 +207,9 @@ class Predictions:
 def load_predictions(
     source,
     labels=None,
+    *,
     kind="auto",
     class_names=None,
-    *,
     label_column=None,
     header=None,
     npz_keys=None,
@@ -288,7 +288,7 @@ def load_predictions(
             max_bytes=MAX_FILE_BYTES if max_bytes is None else max_bytes,
             max_memory_bytes=MAX_MEMORY_BYTES if max_memory_bytes is None else max_memory_bytes,
         )
-    except InputError:
+    except CalibdashError:  # a deliberate refusal (bad data or a bad setting), with its message
         raise
     except MemoryError:
         raise InputError(

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from calibdash.errors import ConfigError
 from calibdash.io.loading import load_predictions
 
 # Bump when the recipe changes so that stale caches are ignored.
@@ -129,7 +130,7 @@ def _write_cache(path, probs, labels):
 def demo_arrays(name):
     """(probabilities, labels) of the demo set ``name``, from the cache when possible."""
     if name not in DEMO_NAMES:
-        raise ValueError(f"Unknown demo set {name!r}; choose one of {', '.join(map(repr, DEMO_NAMES))}.")
+        raise ConfigError(f"Unknown demo set {name!r}; choose one of {', '.join(map(repr, DEMO_NAMES))}.")
     path = _cache_path(name)
     cached = _read_cache(path) if path.exists() else None
     if cached is not None:

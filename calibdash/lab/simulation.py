@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from calibdash.core.simplex import sample_labels, softmax
+from calibdash.errors import ConfigError
 
 
 def log_dirichlet(rng, alpha, size):
@@ -198,7 +199,7 @@ def widmann_simulation(model="calibrated", n=250, n_classes=10, alpha=0.1, rando
         ``true_probs`` holds P(Y | g(X)): g, (g + e_1) / 2 and uniform respectively.
     """
     if model not in WIDMANN_MODELS:
-        raise ValueError(f"model must be one of {', '.join(map(repr, WIDMANN_MODELS))}; got {model!r}.")
+        raise ConfigError(f"model must be one of {', '.join(map(repr, WIDMANN_MODELS))}; got {model!r}.")
     rng = np.random.default_rng(random_state)
     log_g = log_dirichlet(rng, np.full(n_classes, alpha), n)
     g = np.exp(log_g)

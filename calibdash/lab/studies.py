@@ -33,11 +33,23 @@ from joblib import Parallel, delayed
 from scipy.special import expit
 
 from calibdash.core.notions import check_notion, residuals
-from calibdash.evaluation.compare import ONLY_TUNED
-from calibdash.evaluation.pipeline import evaluate
 from calibdash.core.risk import path_risks
 from calibdash.core.simplex import softmax
-from calibdash.lab.simulation import Simulation, WIDMANN_MODELS, conditional_mean_sq_gap, dirichlet_simulation, log_dirichlet, logit_bias, mapped_dirichlet_simulation, piecewise_log, sample_labels, widmann_simulation
+from calibdash.errors import ConfigError
+from calibdash.evaluation.compare import ONLY_TUNED
+from calibdash.evaluation.pipeline import evaluate
+from calibdash.lab.simulation import (
+    WIDMANN_MODELS,
+    Simulation,
+    conditional_mean_sq_gap,
+    dirichlet_simulation,
+    log_dirichlet,
+    logit_bias,
+    mapped_dirichlet_simulation,
+    piecewise_log,
+    sample_labels,
+    widmann_simulation,
+)
 
 SCENARIOS = ("dirichlet", "widmann", "logistic", "logit-bias", "piecewise")
 # The two non-temperature models default to alpha = 0.1 rather than the paper's 0.04: at
@@ -112,7 +124,7 @@ class Scenario:
         if self.kind == "piecewise":
             knot, slope = p["knot"], p["slope"]
             return lambda logP: piecewise_log(logP, knot, slope)
-        raise ValueError(f"The {self.kind} scenario is not built on the Dirichlet simulation.")
+        raise RuntimeError(f"The {self.kind} scenario is not built on the Dirichlet simulation.")
 
     @property
     def n_classes(self):
@@ -166,32 +178,32 @@ def scenario(kind="dirichlet", **params):
     True
     """
     if kind not in SCENARIOS:
-        raise ValueError(f"Unknown scenario {kind!r}; choose one of {', '.join(map(repr, SCENARIOS))}.")
+        raise ConfigError(f"Unknown scenario {kind!r}; choose one of {', '.join(map(repr, SCENARIOS))}.")
     unknown = set(params) - set(_DEFAULTS[kind])
     if unknown:
-        raise ValueError(f"The {kind} scenario has no parameter {', '.join(sorted(unknown))}; "
+        raise ConfigError(f"The {kind} scenario has no parameter {', '.join(sorted(unknown))}; "
                          f"its parameters are {', '.join(_DEFAULTS[kind])}.")
     p = {**_DEFAULTS[kind], **params}
     for name in ("distortion", "alpha", "slope", "scale"):
         if name in p and not (_is_real(p[name]) and 0 < p[name] < np.inf):
-            raise ValueError(f"{name} must be a positive number, got {p[name]!r}.")
+            raise ConfigError(f"{name} must be a positive number, got {p[name]!r}.")
         if name in p:
             p[name] = float(p[name])
     if "strength" in p:
         if not (_is_real(p["strength"]) and np.isfinite(p["strength"])):
-            raise ValueError(f"strength must be a finite number (0 is calibrated), got {p['strength']!r}.")
+            raise ConfigError(f"strength must be a finite number (0 is calibrated), got {p['strength']!r}.")
         p["strength"] = float(p["strength"])
     if "knot" in p:
         if not (_is_real(p["knot"]) and -np.inf < p["knot"] < 0):
-            raise ValueError(f"knot must be a negative number (a log-probability, e.g. log 0.2 = -1.61), "
+            raise ConfigError(f"knot must be a negative number (a log-probability, e.g. log 0.2 = -1.61), "
                              f"got {p['knot']!r}.")
         p["knot"] = float(p["knot"])
     if "n_classes" in p:
         if isinstance(p["n_classes"], bool) or int(p["n_classes"]) != p["n_classes"] or p["n_classes"] < 2:
-            raise ValueError(f"n_classes must be a whole number of at least 2, got {p['n_classes']!r}.")
+            raise ConfigError(f"n_classes must be a whole number of at least 2, got {p['n_classes']!r}.")
         p["n_classes"] = int(p["n_classes"])
     if kind == "widmann" and p["model"] not in WIDMANN_MODELS:
-        raise ValueError(f"model must be one of {', '.join(map(repr, WIDMANN_MODELS))}; got {p['model']!r}.")
+        raise ConfigError(f"model must be one of {', '.join(map(repr, WIDMANN_MODELS))}; got {p['model']!r}.")
     return Scenario(kind, tuple(sorted(p.items())))
 
 
@@ -296,7 +308,7 @@ def _one_draw(scenario, n, r, random_state, notion, estimators, grids):
     return res.summary[["estimator", "estimate", "squared_estimate", "val_risk"]]
 
 
-def estimates_vs_n(scenario, ns=(250, 500, 1000, 2000), n_repeats=10, estimators=None, notion="top-label",
+def estimates_vs_n(scenario, *, ns=(250, 500, 1000, 2000), n_repeats=10, estimators=None, notion="top-label",
                    random_state=0, grids=None, n_jobs=1):
     """Each estimator's estimate against the truth as the sample size grows.
 
@@ -326,12 +338,12 @@ def estimates_vs_n(scenario, ns=(250, 500, 1000, 2000), n_repeats=10, estimators
         (calibration error), ``squared_estimate``, ``val_risk``, ``truth``.
     """
     if not isinstance(scenario, Scenario):
-        raise ValueError("scenario must be made by calibdash.lab.scenario(kind, ...).")
+        raise ConfigError("scenario must be made by calibdash.lab.scenario(kind, ...).")
     ns = [int(n) for n in ns]
     if not ns or min(ns) < 20:
-        raise ValueError(f"ns must hold sample sizes of at least 20, got {ns!r}.")
+        raise ConfigError(f"ns must hold sample sizes of at least 20, got {ns!r}.")
     if isinstance(n_repeats, bool) or int(n_repeats) != n_repeats or n_repeats < 1:
-        raise ValueError(f"n_repeats must be a positive whole number, got {n_repeats!r}.")
+        raise ConfigError(f"n_repeats must be a positive whole number, got {n_repeats!r}.")
     truth = scenario.truth(notion)
     draws = [(n, r) for n in ns for r in range(int(n_repeats))]
     # Parallel over draws, each evaluation in one process: the draws are small, so this
@@ -368,8 +380,8 @@ def summarise_estimates(df):
 
 def _coverage_draw(scenario, n, r, random_state, notions, truths):
     """One fresh draw of the coverage study: every notion's ranked estimators and verdict."""
-    from calibdash.evaluation.pipeline import evaluate_notions
     from calibdash.display.verdict import verdict
+    from calibdash.evaluation.pipeline import evaluate_notions
 
     sim = scenario.sample(n, _seed(random_state, n, r))
     results = evaluate_notions(sim.probs, sim.labels, notions=notions, random_state=r, n_jobs=1, keep_models=False,
@@ -395,7 +407,7 @@ def _coverage_draw(scenario, n, r, random_state, notions, truths):
 VERDICT = "verdict"
 
 
-def coverage_study(scenario, ns=(1000, 5000), n_draws=100, notions=("top-label", "canonical"), random_state=0, n_jobs=1):
+def coverage_study(scenario, *, ns=(1000, 5000), n_draws=100, notions=("top-label", "canonical"), random_state=0, n_jobs=1):
     """How often the intervals cover the true error, over fresh draws with known truth.
 
     Every draw evaluates the default ranked estimators of each notion (Algorithm 1 with
@@ -427,9 +439,9 @@ def coverage_study(scenario, ns=(1000, 5000), n_draws=100, notions=("top-label",
     summarise_coverage : coverage, bias and RMSE per estimator.
     """
     if not isinstance(scenario, Scenario):
-        raise ValueError("scenario must be made by calibdash.lab.scenario(kind, ...).")
+        raise ConfigError("scenario must be made by calibdash.lab.scenario(kind, ...).")
     if isinstance(n_draws, bool) or int(n_draws) != n_draws or n_draws < 1:
-        raise ValueError(f"n_draws must be a positive whole number, got {n_draws!r}.")
+        raise ConfigError(f"n_draws must be a positive whole number, got {n_draws!r}.")
     notions = [notions] if isinstance(notions, str) else list(notions)
     truths = {notion: scenario.truth(notion) for notion in notions}
     draws = [(int(n), r) for n in ns for r in range(int(n_draws))]
@@ -463,7 +475,7 @@ def summarise_coverage(df):
 DEFAULT_THETAS = tuple(np.round(np.linspace(0.5, 1.5, 41), 6))
 
 
-def figure1(n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes=5, alpha=0.04, distortion=0.3):
+def figure1(*, n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes=5, alpha=0.04, distortion=0.3):
     """The paper's Figure 1: the risk of h_theta against theta, over repeated seeds.
 
     The data are the paper's simulation; h_theta(p, p') = <p - softmax(theta/distortion
@@ -479,11 +491,11 @@ def figure1(n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes
     """
     thetas = np.asarray(thetas, dtype=np.float64)
     if thetas.ndim != 1 or len(thetas) < 2 or np.any(~np.isfinite(thetas)):
-        raise ValueError("thetas must be at least two finite numbers.")
+        raise ConfigError("thetas must be at least two finite numbers.")
     if isinstance(n_seeds, bool) or int(n_seeds) != n_seeds or n_seeds < 1:
-        raise ValueError(f"n_seeds must be a positive whole number, got {n_seeds!r}.")
+        raise ConfigError(f"n_seeds must be a positive whole number, got {n_seeds!r}.")
     if int(n) != n or n < 2:
-        raise ValueError(f"n must be a whole number of at least 2, got {n!r}.")
+        raise ConfigError(f"n must be a whole number of at least 2, got {n!r}.")
     out = np.empty((int(n_seeds), len(thetas)))
     for s in range(int(n_seeds)):
         sim = dirichlet_simulation(int(n), n_classes, alpha, distortion, random_state=_seed(random_state, s))

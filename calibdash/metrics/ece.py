@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from calibdash.core import notions
+from calibdash.errors import ConfigError
 from calibdash.estimators import binning
 
 __all__ = [
@@ -120,7 +121,7 @@ def _check_notion(notion):
 
 def _check_binning(binning):
     if binning not in BINNINGS:
-        raise ValueError(f"binning must be 'width' (equal-width bins) or 'mass' (equal-mass bins), got {binning!r}.")
+        raise ConfigError(f"binning must be 'width' (equal-width bins) or 'mass' (equal-mass bins), got {binning!r}.")
     return binning
 
 
@@ -128,32 +129,32 @@ def resolve_n_bins(n_bins, n):
     """The number of bins for ``n`` samples: ``n_bins`` itself, or round(sqrt(n)) for "sqrt"."""
     if isinstance(n_bins, str):
         if n_bins != "sqrt":
-            raise ValueError(f"n_bins must be a positive integer or 'sqrt', got {n_bins!r}.")
+            raise ConfigError(f"n_bins must be a positive integer or 'sqrt', got {n_bins!r}.")
         return max(1, int(round(math.sqrt(n))))
     if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
-        raise ValueError(f"n_bins must be a positive integer or 'sqrt', got {n_bins!r}.")
+        raise ConfigError(f"n_bins must be a positive integer or 'sqrt', got {n_bins!r}.")
     return int(n_bins)
 
 
 def _check_convex(convex):
     if not isinstance(convex, (bool, np.bool_)):
-        raise ValueError(f"convex must be True or False, got {convex!r}.")
+        raise ConfigError(f"convex must be True or False, got {convex!r}.")
     return bool(convex)
 
 
 def check_bandwidth(bandwidth):
     if isinstance(bandwidth, str):
         if bandwidth != "silverman":
-            raise ValueError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
+            raise ConfigError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
         return bandwidth
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, numbers.Real) or not np.isfinite(bandwidth) or bandwidth <= 0:
-        raise ValueError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
+        raise ConfigError(f"bandwidth must be 'silverman' or a positive number, got {bandwidth!r}.")
     return float(bandwidth)
 
 
 def _check_name(name):
     if name not in ECE_ESTIMATORS:
-        raise ValueError(f"Unknown ECE estimator {name!r}; choose one of {', '.join(map(repr, ECE_ESTIMATORS))}.")
+        raise ConfigError(f"Unknown ECE estimator {name!r}; choose one of {', '.join(map(repr, ECE_ESTIMATORS))}.")
     return ECE_ESTIMATORS[name]
 
 
@@ -355,7 +356,7 @@ def kde_problem_ece(z, t, low, bandwidth="silverman"):
     return float(_kde_ece_from_sums(x, N, D))
 
 
-def ece_kde(P, y, notion="top-label", bandwidth="silverman"):
+def ece_kde(P, y, *, notion="top-label", bandwidth="silverman"):
     """KDE estimate of the L1 expected calibration error (Posocco & Bonnefoy 2021).
 
     A triweight kernel with reflection at the ends of the support ([1/d, 1] for the
@@ -381,17 +382,17 @@ def ece_kde(P, y, notion="top-label", bandwidth="silverman"):
 
 
 # -- registry and bootstrap -------------------------------------------------------------
-def ece_by_name(name, P, y, notion="top-label"):
+def ece_by_name(name, P, y, *, notion="top-label"):
     """The estimate of the registered estimator ``name`` (a key of :data:`ECE_ESTIMATORS`)."""
     spec = _check_name(name)
     if spec["kind"] == "kde":
-        return ece_kde(P, y, notion, bandwidth=spec["bandwidth"])
+        return ece_kde(P, y, notion=notion, bandwidth=spec["bandwidth"])
     return ece(P, y, notion, binning=spec["binning"], n_bins=spec["n_bins"], convex=spec["convex"])
 
 
 def _check_n_boot(n_boot):
     if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
-        raise ValueError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
+        raise ConfigError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
     return int(n_boot)
 
 
@@ -479,7 +480,7 @@ def _kde_boot(z, t, low, bandwidth, W, block=16):
     return out
 
 
-def ece_bootstrap(name, P, y, notion="top-label", n_boot=200, random_state=0):
+def ece_bootstrap(name, P, y, *, notion="top-label", n_boot=200, random_state=0):
     """Estimate of ``name`` and its bootstrap standard error.
 
     Rows are resampled with replacement ``n_boot`` times (seeded); the standard error is the
@@ -495,7 +496,7 @@ def ece_bootstrap(name, P, y, notion="top-label", n_boot=200, random_state=0):
     """
     spec = _check_name(name)
     n_boot = _check_n_boot(n_boot)
-    value = ece_by_name(name, P, y, notion)
+    value = ece_by_name(name, P, y, notion=notion)
     problems = _problems(P, y, notion)
     n = problems[0][0].shape[0]
     W = bootstrap_counts(n, n_boot, random_state)

@@ -32,6 +32,7 @@ import numpy as np
 
 from calibdash.core.notions import NOTIONS, check_notion
 from calibdash.core.uncertainty import holdout_error, normal_interval, root_interval, root_se
+from calibdash.errors import ConfigError
 
 QUANTITIES = (
     "calibration error (L2)",
@@ -128,7 +129,7 @@ def _variational(loss, recalibrator):
         from calibdash.metrics.recalibrators import as_recalibrator
         from calibdash.metrics.variational import holdout_loss_gap
 
-        gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss)
+        gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss=loss)
                 for train, _ in folds]
         out = _holdout_rows(gaps, squared=loss == "brier")
         out["details"] = f"canonical, {recalibrator} map fitted on each fold's training rows, holdout set"
@@ -215,12 +216,12 @@ def resolve_others(notion, others=None):
     valid = available_others(notion)
     for name in names:
         if name not in OTHER_ESTIMATORS:
-            raise ValueError(f"Unknown estimator {name!r}; the estimators from the literature are "
+            raise ConfigError(f"Unknown estimator {name!r}; the estimators from the literature are "
                              f"{', '.join(map(repr, OTHER_ESTIMATORS))}.")
         if name not in valid:
-            raise ValueError(f"{name!r} does not support the {notion!r} notion; choose from {', '.join(map(repr, valid))}.")
+            raise ConfigError(f"{name!r} does not support the {notion!r} notion; choose from {', '.join(map(repr, valid))}.")
     if len(set(names)) != len(names):
-        raise ValueError(f"Estimators are listed twice: {names}.")
+        raise ConfigError(f"Estimators are listed twice: {names}.")
     return names
 
 

@@ -23,25 +23,26 @@ from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
-from calibdash.estimators.base import check_positive
-from calibdash.estimators.temperature import fit_temperature, temperature_scale
 from calibdash.core.notions import validate
 from calibdash.core.simplex import log_clipped
+from calibdash.core.temperature import fit_temperature, temperature_scale
 from calibdash.core.threads import one_blas_thread
+from calibdash.core.validation import check_positive
+from calibdash.errors import ConfigError, InputError, check_is_fitted
 
 RECALIBRATORS = ("temperature", "isotonic", "logistic", "boosting")
 
 
 def _check_int(name, value, minimum):
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer of at least {minimum}, got {value!r}.")
+        raise ConfigError(f"{name} must be an integer of at least {minimum}, got {value!r}.")
 
 
 class _Recalibrator(BaseEstimator):
     """Shared checks: validated inputs, the class count, and the fitted-state test."""
 
     def _check_params(self):
-        """Raise ValueError for a bad hyperparameter (before any work is done)."""
+        """Raise ConfigError for a bad hyperparameter (before any work is done)."""
 
     def fit(self, P, y):
         """Fit the map on probabilities ``P`` (n, d) and labels ``y`` (n,).
@@ -58,11 +59,10 @@ class _Recalibrator(BaseEstimator):
 
     def predict_proba(self, P):
         """Recalibrated probabilities g(P), shape (n, d), rows on the simplex."""
-        if not hasattr(self, "n_classes_"):
-            raise ValueError(f"This {type(self).__name__} is not fitted yet; call fit(P, y) first.")
+        check_is_fitted(self)
         P, _ = validate(P)
         if P.shape[1] != self.n_classes_:
-            raise ValueError(f"P has {P.shape[1]} classes but the map was fitted on {self.n_classes_}.")
+            raise InputError(f"P has {P.shape[1]} classes but the map was fitted on {self.n_classes_}.")
         return self._predict_proba(P)
 
 
@@ -150,7 +150,7 @@ class IsotonicRecalibrator(_Recalibrator):
     def _check_params(self):
         y_min = self.y_min
         if isinstance(y_min, bool) or not isinstance(y_min, numbers.Real) or not 0 <= y_min < 1:
-            raise ValueError(f"y_min must be a number in [0, 1), got {y_min!r}.")
+            raise ConfigError(f"y_min must be a number in [0, 1), got {y_min!r}.")
 
     def _fit(self, P, y):
         self.maps_ = [
@@ -252,16 +252,16 @@ def make_recalibrator(name, **params):
 
     Raises
     ------
-    ValueError
+    ConfigError
         For an unknown name or parameter, or a bad value, listing the valid choices.
     """
     if not isinstance(name, str) or name not in _CLASSES:
-        raise ValueError(f"Unknown recalibrator {name!r}; choose one of {', '.join(map(repr, RECALIBRATORS))}.")
+        raise ConfigError(f"Unknown recalibrator {name!r}; choose one of {', '.join(map(repr, RECALIBRATORS))}.")
     cls = _CLASSES[name]
     valid = list(cls._get_param_names())
     unknown = sorted(set(params) - set(valid))
     if unknown:
-        raise ValueError(
+        raise ConfigError(
             f"Unknown parameter(s) {', '.join(map(repr, unknown))} for the {name!r} recalibrator; "
             f"valid parameters: {', '.join(map(repr, valid))}."
         )
@@ -276,12 +276,12 @@ def as_recalibrator(recalibrator, **params):
     if isinstance(recalibrator, str):
         return make_recalibrator(recalibrator, **params)
     if not (hasattr(recalibrator, "fit") and hasattr(recalibrator, "predict_proba")):
-        raise ValueError(
+        raise ConfigError(
             f"recalibrator must be one of {', '.join(map(repr, RECALIBRATORS))} or an object with "
             f"fit(P, y) and predict_proba(P); got {recalibrator!r}."
         )
     if params:
-        raise ValueError("Parameters can only be given with a recalibrator name; set them on the object instead.")
+        raise ConfigError("Parameters can only be given with a recalibrator name; set them on the object instead.")
     return clone(recalibrator)
 
 

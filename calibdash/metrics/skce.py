@@ -25,10 +25,10 @@ import numpy as np
 from scipy.spatial.distance import cdist, pdist
 from scipy.stats import norm
 
-from calibdash.metrics.ece import bootstrap_counts
 from calibdash.core.notions import validate
-from calibdash.core.simplex import one_hot
-from calibdash.core.simplex import sample_labels
+from calibdash.core.simplex import one_hot, sample_labels
+from calibdash.errors import ConfigError, InputError
+from calibdash.metrics.ece import bootstrap_counts
 
 __all__ = ["skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "median_bandwidth"]
 
@@ -144,13 +144,13 @@ class CalibrationTest:
 # -- input checks -------------------------------------------------------------------------
 def _check_alpha(alpha):
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float, np.floating, np.integer)) or not 0 < alpha < 1:
-        raise ValueError(f"alpha must be a number strictly between 0 and 1 (e.g. 0.05), got {alpha!r}.")
+        raise ConfigError(f"alpha must be a number strictly between 0 and 1 (e.g. 0.05), got {alpha!r}.")
     return float(alpha)
 
 
 def _check_choice(value, choices, what):
     if value not in choices:
-        raise ValueError(f"Unknown {what} {value!r}; choose one of {', '.join(map(repr, choices))}.")
+        raise ConfigError(f"Unknown {what} {value!r}; choose one of {', '.join(map(repr, choices))}.")
     return value
 
 
@@ -159,7 +159,7 @@ def _check_inputs(P, y, estimator, kernel):
     _check_choice(kernel, KERNELS, "kernel")
     P, y = validate(P, y)
     if P.shape[0] < 2:
-        raise ValueError(f"The SKCE needs at least 2 predictions, got {P.shape[0]}.")
+        raise InputError(f"The SKCE needs at least 2 predictions, got {P.shape[0]}.")
     return P, y
 
 
@@ -168,19 +168,19 @@ def _check_block_size(estimator, block_size, n):
         if block_size is None:
             return max(2, math.isqrt(n))
         if isinstance(block_size, bool) or not isinstance(block_size, (int, np.integer)) or block_size < 2:
-            raise ValueError(f"block_size must be an integer >= 2, got {block_size!r}.")
+            raise ConfigError(f"block_size must be an integer >= 2, got {block_size!r}.")
         if block_size > n:
-            raise ValueError(f"block_size {block_size} exceeds the {n} predictions; choose at most {n}.")
+            raise ConfigError(f"block_size {block_size} exceeds the {n} predictions; choose at most {n}.")
         return int(block_size)
     if estimator == "linear":
         if block_size not in (None, 2):
-            raise ValueError(
+            raise ConfigError(
                 f"The linear estimator uses pairs (block_size 2), got block_size={block_size!r}; "
                 "use estimator='block' for larger blocks."
             )
         return 2
     if block_size is not None:
-        raise ValueError(
+        raise ConfigError(
             f"block_size applies only to estimator='block' (and 'linear', which is 2); "
             f"leave it None for the {estimator!r} estimator."
         )
@@ -190,18 +190,18 @@ def _check_block_size(estimator, block_size, n):
 def _resolve_bandwidth(P, bandwidth, rng):
     if isinstance(bandwidth, str):
         if bandwidth != "median":
-            raise ValueError(f"bandwidth must be 'median' or a positive number, got {bandwidth!r}.")
+            raise ConfigError(f"bandwidth must be 'median' or a positive number, got {bandwidth!r}.")
         nu = median_bandwidth(P, random_state=rng)
         if not nu > 0:
-            raise ValueError(
+            raise InputError(
                 "The median heuristic gives bandwidth 0: most pairs of predictions are identical. "
                 "Pass bandwidth=<positive number> instead."
             )
         return nu
     if isinstance(bandwidth, bool) or not isinstance(bandwidth, (int, float, np.integer, np.floating)):
-        raise ValueError(f"bandwidth must be 'median' or a positive number, got {bandwidth!r}.")
+        raise ConfigError(f"bandwidth must be 'median' or a positive number, got {bandwidth!r}.")
     if not (np.isfinite(bandwidth) and bandwidth > 0):
-        raise ValueError(f"bandwidth must be a positive finite number (or 'median'), got {bandwidth!r}.")
+        raise ConfigError(f"bandwidth must be a positive finite number (or 'median'), got {bandwidth!r}.")
     return float(bandwidth)
 
 
@@ -226,7 +226,7 @@ def median_bandwidth(P, random_state=0):
     P = np.asarray(P, dtype=np.float64)
     n = P.shape[0]
     if n < 2:
-        raise ValueError("The median heuristic needs at least 2 predictions.")
+        raise InputError("The median heuristic needs at least 2 predictions.")
     if n <= EXACT_MEDIAN_MAX_N:
         return float(np.median(pdist(P)))
     rng = np.random.default_rng(random_state)
@@ -337,7 +337,7 @@ def _estimate(P, y, estimator, kernel, bandwidth, block_size):
     return SKCEEstimate(float(value), float(se), estimator, kernel, float(bandwidth), n, block_size)
 
 
-def skce(P, y, estimator="unbiased", kernel="laplacian", bandwidth="median", block_size=None, random_state=0):
+def skce(P, y, *, estimator="unbiased", kernel="laplacian", bandwidth="median", block_size=None, random_state=0):
     """Estimate the squared kernel calibration error (Widmann et al., 2019).
 
     Parameters
@@ -399,7 +399,7 @@ _ALLOWED_METHODS = {
 
 def _refuse_large(n, what):
     if n > MAX_RESAMPLING_N:
-        raise ValueError(
+        raise ConfigError(
             f"The {what} needs an n x n matrix and n = {n} exceeds {MAX_RESAMPLING_N:,} rows. "
             "Use estimator='block' (or 'linear') with its asymptotic test, which needs O(n) memory, "
             "or test a random subsample of the rows."
@@ -513,6 +513,7 @@ def _consistency_pvalue(P, y, estimator, kernel, bandwidth, block_size, n_resamp
 def calibration_test(
     P,
     y,
+    *,
     estimator="unbiased",
     method=None,
     kernel="laplacian",
@@ -566,7 +567,7 @@ def calibration_test(
         method = _DEFAULT_METHOD[estimator]
     _check_choice(method, METHODS, "method")
     if method not in _ALLOWED_METHODS[estimator]:
-        raise ValueError(
+        raise ConfigError(
             f"method {method!r} does not apply to the {estimator!r} estimator; choose one of "
             f"{', '.join(map(repr, _ALLOWED_METHODS[estimator]))}"
             + (" (or estimator='unbiased' for the bootstrap)." if method == "bootstrap" else ".")
@@ -574,7 +575,7 @@ def calibration_test(
     block_size = _check_block_size(estimator, block_size, n)
     if method != "asymptotic":
         if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
-            raise ValueError(f"n_resamples must be a positive integer (e.g. 1000), got {n_resamples!r}.")
+            raise ConfigError(f"n_resamples must be a positive integer (e.g. 1000), got {n_resamples!r}.")
         if estimator in ("biased", "unbiased"):
             _refuse_large(n, f"{method} test of the {estimator} estimator")
     rng = np.random.default_rng(random_state)
@@ -583,7 +584,7 @@ def calibration_test(
     if method == "asymptotic":
         est = _estimate(P, y, estimator, kernel, nu, block_size)
         if not np.isfinite(est.se) or est.se <= 0:
-            raise ValueError(
+            raise ConfigError(
                 f"The asymptotic test needs at least 2 blocks with some spread; with n = {n} and "
                 f"block_size = {block_size} there are {n // block_size}. Use a smaller block_size "
                 "or method='consistency'."

@@ -30,8 +30,9 @@ from sklearn.base import clone
 from sklearn.model_selection import KFold
 
 from calibdash.core.notions import training_problems, validate
-from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
 from calibdash.core.simplex import check_probabilities, log_clipped
+from calibdash.errors import ConfigError, InputError
+from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
 
 LOSSES = ("brier", "log")
 
@@ -127,7 +128,7 @@ class VariationalTopLabel:
 
 def check_loss(loss):
     if loss not in LOSSES:
-        raise ValueError(f"Unknown loss {loss!r}; choose one of {', '.join(map(repr, LOSSES))}.")
+        raise ConfigError(f"Unknown loss {loss!r}; choose one of {', '.join(map(repr, LOSSES))}.")
     return loss
 
 
@@ -143,7 +144,7 @@ def row_losses(Q, y, loss):
     return np.einsum("ij,ij->i", Q, Q) - 2.0 * q_y + 1.0
 
 
-def holdout_loss_gap(recalibrator_fitted, P_test, y_test, loss="brier"):
+def holdout_loss_gap(recalibrator_fitted, P_test, y_test, *, loss="brier"):
     """Per-row loss differences l(p, y) - l(g(p), y) of a fitted map on held-out data.
 
     Their mean is the variational estimate on that set (so a caller with its own split,
@@ -164,10 +165,10 @@ def holdout_loss_gap(recalibrator_fitted, P_test, y_test, loss="brier"):
     check_loss(loss)
     P, y = validate(P_test, y_test)
     if not hasattr(recalibrator_fitted, "predict_proba"):
-        raise ValueError(f"recalibrator_fitted must have predict_proba(P); got {recalibrator_fitted!r}.")
+        raise ConfigError(f"recalibrator_fitted must have predict_proba(P); got {recalibrator_fitted!r}.")
     G = check_probabilities(recalibrator_fitted.predict_proba(P), name="the recalibrated probabilities")
     if G.shape != P.shape:
-        raise ValueError(f"The recalibrator returned shape {G.shape} for P of shape {P.shape}.")
+        raise ConfigError(f"The recalibrator returned shape {G.shape} for P of shape {P.shape}.")
     return row_losses(P, y, loss) - row_losses(G, y, loss)
 
 
@@ -175,9 +176,9 @@ def cross_fitting_folds(n, n_folds=5, random_state=0):
     """The (train, test) index pairs of the cross-fitting: scikit-learn's
     ``KFold(n_folds, shuffle=True, random_state=random_state)``."""
     if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
-        raise ValueError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+        raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
     if n < 2 * n_folds:
-        raise ValueError(
+        raise InputError(
             f"{n} rows are too few for {n_folds} folds: every fold needs at least 2 rows. "
             "Use more data or fewer folds."
         )
@@ -194,7 +195,7 @@ def _fold_summary(rows, folds):
     return float(np.mean(rows)), se, tuple(float(v) for v in per_fold)
 
 
-def variational_error(P, y, recalibrator="temperature", loss="brier", n_folds=5, random_state=0, **recalibrator_params):
+def variational_error(P, y, *, recalibrator="temperature", loss="brier", n_folds=5, random_state=0, **recalibrator_params):
     """Cross-fitted variational calibration error of Berta et al.
 
     Parameters
@@ -225,7 +226,7 @@ def variational_error(P, y, recalibrator="temperature", loss="brier", n_folds=5,
     gaps = np.empty(P.shape[0])
     for train, test in folds:
         g = clone(base).fit(P[train], y[train])
-        gaps[test] = holdout_loss_gap(g, P[test], y[test], loss)
+        gaps[test] = holdout_loss_gap(g, P[test], y[test], loss=loss)
     value, se, per_fold = _fold_summary(gaps, folds)
     return VariationalEstimate(value, se, per_fold, loss, _name(recalibrator), int(P.shape[0]))
 
@@ -247,7 +248,7 @@ def top_label_inputs(P, y):
     return problem.Z[:, 0], problem.S, T[:, 0]
 
 
-def variational_top_label(P, y, p=1, recalibrator="isotonic", n_folds=5, random_state=0, **recalibrator_params):
+def variational_top_label(P, y, *, p=1, recalibrator="isotonic", n_folds=5, random_state=0, **recalibrator_params):
     """Cross-fitted variational top-label calibration error with over- and under-confidence.
 
     The map g is fitted on the confidence c = max_k p_k against correctness (on the
@@ -269,7 +270,7 @@ def variational_top_label(P, y, p=1, recalibrator="isotonic", n_folds=5, random_
     VariationalTopLabel
     """
     if isinstance(p, bool) or p not in (1, 2):
-        raise ValueError(f"p must be 1 or 2, got {p!r}.")
+        raise ConfigError(f"p must be 1 or 2, got {p!r}.")
     P, y = validate(P, y)
     base = as_recalibrator(recalibrator, **recalibrator_params)
     folds = cross_fitting_folds(P.shape[0], n_folds, random_state)

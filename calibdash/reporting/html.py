@@ -20,14 +20,15 @@ from pathlib import Path
 
 import numpy as np
 
-from calibdash.display import plots
-from calibdash.display.text import plot_text
-from calibdash.display import reliability as rl
-from calibdash.io.loading import Predictions
 from calibdash.core.notions import NOTIONS
-from calibdash.reporting.references import references_for
-from calibdash.evaluation.result import EvaluationResult
+from calibdash.display import plots
+from calibdash.display import reliability as rl
+from calibdash.display.text import plot_text
 from calibdash.display.verdict import verdict
+from calibdash.errors import InputError
+from calibdash.evaluation.result import EvaluationResult
+from calibdash.io.loading import Predictions
+from calibdash.reporting.references import references_for
 
 __all__ = ["report", "ModelResults", "normalise_results"]
 
@@ -95,24 +96,24 @@ def _as_notion_dict(obj, where):
         items = list(obj.values())
         for key, res in obj.items():
             if isinstance(res, EvaluationResult) and key != _notion_of(res):
-                raise ValueError(f"{where}: the result under {key!r} is for the {_notion_of(res)!r} notion.")
+                raise InputError(f"{where}: the result under {key!r} is for the {_notion_of(res)!r} notion.")
     elif isinstance(obj, (list, tuple)):
         items = list(obj)
     else:
-        raise ValueError(f"{where}: expected an EvaluationResult or a dict {{notion: EvaluationResult}}, got {type(obj).__name__}.")
+        raise InputError(f"{where}: expected an EvaluationResult or a dict {{notion: EvaluationResult}}, got {type(obj).__name__}.")
     if not items:
-        raise ValueError(f"{where}: no results given.")
+        raise InputError(f"{where}: no results given.")
     out = {}
     for res in items:
         if not isinstance(res, EvaluationResult):
-            raise ValueError(f"{where}: expected EvaluationResult objects, got {type(res).__name__}.")
+            raise InputError(f"{where}: expected EvaluationResult objects, got {type(res).__name__}.")
         notion = _notion_of(res)
         if notion in out:
-            raise ValueError(f"{where}: two results for the {notion!r} notion; give one per notion.")
+            raise InputError(f"{where}: two results for the {notion!r} notion; give one per notion.")
         out[notion] = res
     shas = {res.config.get("data_sha256") for res in out.values()}
     if len(shas) > 1:
-        raise ValueError(
+        raise InputError(
             f"{where}: the results were computed on different data (sha256 "
             f"{', '.join(sorted(str(s)[:12] for s in shas))}); one model's notions must share its data."
         )
@@ -131,7 +132,7 @@ def _as_predictions(obj, where):
         P = np.asarray(P, dtype=np.float64)
         return Predictions(probs=P, labels=np.asarray(y, dtype=np.int64), class_names=tuple(str(k) for k in range(P.shape[1])),
                            kind="probabilities", source_name="the predictions array")
-    raise ValueError(f"{where}: predictions must be what calibdash.load_predictions returned (or a (P, y) pair), "
+    raise InputError(f"{where}: predictions must be what calibdash.load_predictions returned (or a (P, y) pair), "
                      f"got {type(obj).__name__}.")
 
 
@@ -155,7 +156,7 @@ def normalise_results(results, predictions=None, calibration_test=None):
 
     Raises
     ------
-    ValueError
+    InputError
         When the predictions are not the data a result was computed on (different
         sha256), or the arguments do not have one of the shapes above.
     """
@@ -170,7 +171,7 @@ def normalise_results(results, predictions=None, calibration_test=None):
         if isinstance(predictions, dict):
             unknown = set(map(str, predictions)) - {m.name for m in models}
             if unknown:
-                raise ValueError(f"predictions were given for unknown models: {', '.join(sorted(unknown))}.")
+                raise InputError(f"predictions were given for unknown models: {', '.join(sorted(unknown))}.")
             preds = {str(k): v for k, v in predictions.items()}
         else:
             preds = {m.name: predictions for m in models}
@@ -179,7 +180,7 @@ def normalise_results(results, predictions=None, calibration_test=None):
         else:
             tests = {m.name: calibration_test for m in models}
     else:
-        raise ValueError(
+        raise InputError(
             "results must be an EvaluationResult, a dict {notion: EvaluationResult}, or a dict "
             f"{{model name: results}} for a comparison; got {type(results).__name__}"
             + (" (empty)" if isinstance(results, dict) else "") + "."
@@ -188,7 +189,7 @@ def normalise_results(results, predictions=None, calibration_test=None):
         where = "the predictions" if m.name is None else f"the predictions of {m.name!r}"
         pred = _as_predictions(preds.get(m.name), where)
         if pred is not None and pred.sha256 != m.data_sha256:
-            raise ValueError(
+            raise InputError(
                 f"{where} ({pred.source_name}, sha256 {pred.sha256[:16]}...) are not the data the results "
                 f"were computed on (sha256 {str(m.data_sha256)[:16]}...); pass the predictions that were evaluated."
             )
@@ -506,7 +507,7 @@ def _comparison_figure(models):
 
     fig = go.Figure()
     notions = [n for n in NOTIONS if any(n in m.results for m in models)]
-    for j, notion in enumerate(notions):
+    for notion in notions:
         xs, ys, lo, hi, text = [], [], [], [], []
         for m in models:
             res = m.results.get(notion)
@@ -593,7 +594,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
 
     Raises
     ------
-    ValueError
+    InputError
         For predictions that are not the evaluated data, or results in none of the
         accepted shapes.
     """
@@ -610,7 +611,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
     body, nav = [], []
     from calibdash import __version__
 
-    stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     body.append(f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. "
                 "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned and chosen "
                 "by a mean-squared-error risk on validation folds, estimates on a holdout set never used for "

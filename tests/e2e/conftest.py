@@ -1,9 +1,22 @@
 """One Playwright driver, one chromium and one ``streamlit run`` for every browser test:
 Playwright's sync API cannot start a second driver while one is running."""
 
+from pathlib import Path
+
 import pytest
 
 from .browser import launch, streamlit_server
+
+HERE = Path(__file__).resolve().parent
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # every test in this folder drives chromium (`make test-fast` leaves them out); the hook
+    # sees the whole session's items, so it marks only those under tests/e2e
+    for item in items:
+        if item.path.is_relative_to(HERE):
+            item.add_marker(pytest.mark.browser)
 
 
 @pytest.fixture(scope="session")

@@ -27,7 +27,7 @@ for i, text in enumerate(ALL):
         # option lists are plain text in Streamlit: shown as given, not escaped
         st.multiselect("classes", [text, "other"], default=[text], key=f"multi_{i}")
 fig = go.Figure()
-for i, text in enumerate(ALL):
+for text in ALL:
     fig.add_trace(go.Bar(x=[1.0], y=[plot_text(text)], orientation="h", name=plot_text(text),
                          hovertemplate=f"{plot_text(text)}: %{{x}}<extra></extra>"))
 fig.update_layout(title=plot_text(ALL[0]), height=60 * len(ALL) + 200, margin=dict(l=800))

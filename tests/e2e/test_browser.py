@@ -35,6 +35,7 @@ def test_demo_landing_and_every_page(page):
         pg.screenshot(path=OUTPUT / f"demo_{title.lower()}.png", full_page=True)
 
 
+@pytest.mark.shared_data
 def test_cifar10_upload_evaluate_download(page, tmp_path):
     pg = page.page
     # No timing threshold here (the guide's rule): bench/bench_app.py times this in the browser.

@@ -74,7 +74,7 @@ def test_streamlit_shows_what_calibdash_display_writes_as_the_exact_text(browser
             for i, text in enumerate(ALL):
                 one_line = text.replace("\n", " ")
 
-                def read(key, selector=""):
+                def read(key, selector="", i=i):
                     return s.page.locator(f".st-key-{key}_{i} {selector}".strip()).first.text_content()
 
                 # escaped prose: the text itself, once the invisible joiners are taken out

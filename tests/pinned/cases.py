@@ -27,7 +27,13 @@ from tests.shared_data import SHARED_DATA, load_npz
 def internals():
     """Every import below ``calibdash``'s top level, in one place (update after a move)."""
     from calibdash.display.plots import curve_stats, tuned_estimators  # the report's risk curves
-    from calibdash.display.reliability import continuous_reliability_curve, per_class_tables, reliability_table, selected_recalibration, top_label
+    from calibdash.display.reliability import (
+        continuous_reliability_curve,
+        per_class_tables,
+        reliability_table,
+        selected_recalibration,
+        top_label,
+    )
 
     return SimpleNamespace(curve_stats=curve_stats, tuned_estimators=tuned_estimators,
                            continuous_reliability_curve=continuous_reliability_curve, per_class_tables=per_class_tables,

@@ -1,0 +1,98 @@
+"""``calibdash app``: the command line that starts the dashboard, and where it finds the app."""
+
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+import time
+import tomllib
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from calibdash import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_the_streamlit_command_line():
+    assert cli.app_command(Path("/somewhere/app.py"), 8600, python="/venv/bin/python") == [
+        "/venv/bin/python", "-m", "streamlit", "run", "/somewhere/app.py", "--server.headless", "true",
+        "--server.address", "127.0.0.1", "--server.port", "8600", "--browser.gatherUsageStats", "false",
+    ]
+    assert cli.app_command("app.py")[0] == sys.executable
+    assert cli.app_command("app.py")[cli.app_command("app.py").index("--server.port") + 1] == "8501"
+
+
+def test_the_subcommand_and_its_port_option():
+    args = cli.build_parser().parse_args(["app"])
+    assert args.func is cli.cmd_app and args.port == 8501
+    assert cli.build_parser().parse_args(["app", "--port", "8600"]).port == 8600
+
+
+def test_a_checkout_serves_its_own_app():
+    assert cli.find_app() == ROOT / "app.py"
+
+
+def test_pyproject_installs_every_file_of_the_app():
+    # find_app looks for the installed copy in <prefix>/share/calibdash (pyproject's data-files)
+    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
+    shipped = {Path(target) / Path(f).name for target, patterns in data_files.items()
+               for pattern in patterns for f in glob.glob(pattern, root_dir=ROOT)}
+    needed = {Path("share/calibdash") / p.relative_to(ROOT)
+              for p in [ROOT / "app.py", ROOT / "ui.py", *(ROOT / "app_pages").glob("*.py")]}
+    assert needed <= shipped
+
+
+def test_without_streamlit_one_line_says_how_to_install_it(monkeypatch, capsys):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "streamlit" else real(name, *a))
+    assert cli.main(["app", "--port", "8600"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == "calibdash: error: the app needs streamlit; install the app extra: pip install 'calibdash[app]'\n"
+
+
+def test_a_bad_port_is_refused(capsys):
+    assert cli.main(["app", "--port", "70000"]) == 2
+    assert capsys.readouterr().err.startswith("calibdash: error: --port 70000")
+
+
+@pytest.mark.slow
+def test_calibdash_app_serves_the_dashboard(tmp_path):
+    port = free_port()
+    script = Path(sys.executable).with_name("calibdash")  # the console script of an install
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "calibdash"]
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    log = tmp_path / "app.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([*command, "app", "--port", str(port)], cwd=tmp_path, env=env,
+                                stdout=out, stderr=subprocess.STDOUT)
+    try:
+        deadline, health = time.monotonic() + 60, None
+        while health != "ok":
+            assert proc.poll() is None, f"calibdash app exited with {proc.returncode}:\n{log.read_text()}"
+            assert time.monotonic() < deadline, f"no health 'ok' within 60 s:\n{log.read_text()}"
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    health = r.read().decode().strip()
+            except OSError:
+                time.sleep(0.3)
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
