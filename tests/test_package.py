@@ -222,3 +222,14 @@ def test_the_code_is_clean_under_ruff():
     # ruff is in the test extra; its rules are in pyproject.toml
     out = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "."], cwd=ROOT, capture_output=True, text=True)
     assert out.returncode == 0, out.stdout[-4000:] + out.stderr[-2000:]
+
+
+def test_the_tests_mirror_the_package():
+    # tests/<subpackage>/test_<module>.py; besides them only the app's tests, the browser
+    # tests and the pinned numbers have folders of their own
+    subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
+    loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    # at the top: the top-level modules' tests (cli) and the package-wide ones
+    assert loose <= {"test_cli.py", "test_cli_app.py", "test_package.py", "test_pinned.py", "test_contributing.py"}, loose

@@ -15,7 +15,7 @@ from scipy.stats import t as student_t
 import calibdash as cd
 from calibdash.core.uncertainty import holdout_error, normal_interval, paired_risks, root_interval, root_se, satterthwaite, t_quantile
 
-from .shared_data import load_npz
+from ..shared_data import load_npz
 
 
 def test_holdout_error_by_loops():

@@ -8,7 +8,7 @@ import pytest
 import calibdash as cd
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .shared_data import load_npz
+from ..shared_data import load_npz
 
 ALL = [(fam, notion) for fam, cls in cd.FAMILIES.items() for notion in cls.supported_notions]
 

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):

@@ -15,11 +15,11 @@ from streamlit.testing.v1 import AppTest
 
 from calibdash.display.text import code, plot_text
 
-from .hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
+from ..hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 # What any of the hostile strings would start rendering with, were it read as markdown or HTML.
 RAW = ["](http", "](hostile", "$\\href", "<img", "<a href", "<b>"]
 

@@ -9,7 +9,7 @@ import pytest
 import calibdash as cd
 from calibdash.core.risk import pair_loss_sum
 
-from . import brute
+from .. import brute
 
 
 def random_problem(seed, n=40, d=3, concentration=1.0):

@@ -15,7 +15,7 @@ from calibdash.lab.simulation import dirichlet_simulation
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 COMPARE, LEARN = "app_pages/compare.py", "app_pages/learn.py"
 
 

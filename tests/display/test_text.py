@@ -24,7 +24,7 @@ from calibdash.display.text import JOINER, code, escape_markdown, markdown, plot
 from calibdash.errors import InputError, LoadWarning
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .hostile import ALL, CELL, CLASSES, FILE_NAMES
+from ..hostile import ALL, CELL, CLASSES, FILE_NAMES
 
 ACTIVE = "\\`*_{}[]()#+-.!|~<>$:&"
 

@@ -19,7 +19,7 @@ from calibdash.metrics.ece import (
     top_label_l1_truth,
 )
 
-from .shared_data import load_npz
+from ..shared_data import load_npz
 
 
 # -- brute force: explicit loops, written from the definitions ---------------------------

@@ -20,7 +20,7 @@ from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 from calibdash.metrics.recalibrators import RECALIBRATORS, TemperatureRecalibrator, make_recalibrator
 from calibdash.metrics.variational import holdout_loss_gap, variational_error, variational_top_label
 
-from . import brute
+from .. import brute
 
 NEW_FAMILIES = ("isotonic", "logistic", "boosting")
 NOTIONS = ("top-label", "canonical", "classwise")

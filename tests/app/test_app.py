@@ -13,7 +13,7 @@ from calibdash.lab.simulation import dirichlet_simulation
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[1] / "app.py")
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = ["app_pages/data.py", "app_pages/evaluate.py", "app_pages/results.py", "app_pages/reliability.py"]
 
 

@@ -21,7 +21,7 @@ from calibdash.display import text as display
 from calibdash.errors import LoadWarning
 from calibdash.io import loading
 
-from .shared_data import SHARED_DATA
+from ..shared_data import SHARED_DATA
 
 # ../shared/data/README.md: top-1 accuracy and mean confidence (4 digits), 15-bin L1 ECE.
 README_FIGURES = {
