@@ -233,3 +233,39 @@ def test_the_tests_mirror_the_package():
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_package.py", "test_pinned.py", "test_contributing.py"}, loose
+
+
+@pytest.mark.slow
+def test_the_wheel_installs_only_the_package_and_the_app_files(tmp_path):
+    # `pip install .` as a user runs it (an isolated build, from a copy so the checkout stays clean);
+    # the dependencies are those of this environment
+    import shutil
+
+    wheels, target, source = tmp_path / "wheels", tmp_path / "site", tmp_path / "source"
+    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
+    for name in ("calibdash", "app_pages"):
+        shutil.copytree(ROOT / name, source / name, ignore=ignore)
+    for name in ("pyproject.toml", "README.md", "app.py", "ui.py"):
+        shutil.copy(ROOT / name, source / name)
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
+                           capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stderr[-3000:]
+    (wheel,) = wheels.glob("calibdash-*.whl")
+    import zipfile
+
+    names = zipfile.ZipFile(wheel).namelist()
+    tops = {n.split("/")[0] for n in names}
+    assert {t for t in tops if not t.endswith((".dist-info", ".data"))} == {"calibdash"}, tops
+    data = {n.split(".data/data/")[1] for n in names if ".data/data/" in n}
+    assert {"share/calibdash/app.py", "share/calibdash/ui.py", "share/calibdash/app_pages/data.py"} <= data, data
+    install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
+                             capture_output=True, text=True, timeout=600)
+    assert install.returncode == 0, install.stderr[-3000:]
+    code = ("import sys, calibdash; print(calibdash.__file__); "
+            "print(sorted(m for m in ('plotly', 'streamlit') if m in sys.modules)); "
+            "from calibdash.cli import main; main(['--help'])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
+                         env={**__import__("os").environ, "PYTHONPATH": str(target)})
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith(str(target)) and lines[1] == "[]", out.stdout + out.stderr
+    assert "evaluate" in out.stdout and "rerun" in out.stdout and " app " in out.stdout.replace("\n", " ")
