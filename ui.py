@@ -18,6 +18,7 @@ import calibdash as cd
 from calibdash.display import text as display
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
 from calibdash.evaluation.config import config_fingerprint, resolve
+from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.lab import demo
 from calibdash.metrics.literature import DEFAULT_OTHERS
@@ -316,9 +317,26 @@ def report_bytes(results, pred, title=None):
     return data
 
 
+def file_slug(label):
+    """A file-name-safe form of a data set's label."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
+
+
+def results_download(container, results, label):
+    """The "Full results (JSON)" download: every notion evaluated, in calibdash's one result
+    format, named after the data; built when it is clicked."""
+    results = dict(results)
+    container.download_button(
+        "Full results (JSON)", lambda: Evaluations.of(results, name=str(label)).to_json(indent=1),
+        f"results_{file_slug(label)}.json", "application/json", key="dl_json", on_click="ignore",
+        help="Every notion's results, reloadable with calibdash.evaluation.evaluations.Evaluations.from_json "
+             "(or `calibdash rerun FILE` to recompute and compare every number).",
+    )
+
+
 def report_download(container, results, pred, label):
     """The "Report (HTML)" download button; the report is built when it is clicked."""
-    slug = "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
+    slug = file_slug(label)
     results = dict(results)
     container.download_button(
         "Report (HTML)", lambda: report_bytes(results, pred, title=f"Calibration report: {label}"),

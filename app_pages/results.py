@@ -76,8 +76,7 @@ def show(results):
                        help="One row per estimator, full precision.")
     c2.download_button("Risk curves (CSV)", res.curves.to_csv(index=False), f"curves_{slug}.csv", "text/csv", key="dl_curves",
                        help="Validation risk per estimator, hyperparameter value and fold.")
-    c3.download_button("Full result (JSON)", res.to_json(indent=1), f"result_{slug}.json", "application/json", key="dl_json",
-                       help="Everything, reloadable with calibdash.EvaluationResult.from_json.")
+    ui.results_download(c3, results, label)
     ui.report_download(c4, results, pred, label)
 
 

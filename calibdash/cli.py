@@ -39,18 +39,16 @@ import numpy as np
 import pandas as pd
 
 from calibdash.core.notions import NOTIONS
-from calibdash.errors import CalibdashError, ConfigError
+from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
 from calibdash.evaluation.config import resolve
+from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import parse_grid_text
 from calibdash.evaluation.pipeline import evaluate, evaluate_notions
-from calibdash.evaluation.result import EvaluationResult
 from calibdash.io.loading import load_predictions
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
-RUN_FORMAT = "calibdash.Run"
-RUN_VERSION = 1
 DEFAULT_NOTIONS = ("top-label", "canonical")
 
 EXAMPLE = """\
@@ -271,25 +269,17 @@ class Progress:
 
 # ----------------------------------------------------------------------------- files
 def run_to_json(models, command=None):
-    """The ``result.json`` text of a run: ``{model name: {notion: EvaluationResult}}``."""
-    from calibdash import __version__
-
-    obj = {
-        "format": RUN_FORMAT,
-        "version": RUN_VERSION,
-        "calibdash": __version__,
-        "command": list(command) if command else None,
-        "models": {name: {notion: json.loads(res.to_json()) for notion, res in results.items()}
-                   for name, results in models.items()},
-    }
-    return json.dumps(obj, indent=1, allow_nan=False)
+    """The ``result.json`` text of a run: ``{model name: {notion: EvaluationResult}}`` in
+    calibdash's one result format (:class:`~calibdash.evaluation.evaluations.Evaluations`)."""
+    return Evaluations(models, command=command).to_json(indent=1)
 
 
 def load_run(path):
-    """Read a ``result.json``: ``{model name: {notion: EvaluationResult}}``.
+    """Read a ``result.json``: an :class:`~calibdash.evaluation.evaluations.Evaluations`,
+    ``{model name: {notion: EvaluationResult}}``.
 
-    Also accepts a single result written by ``EvaluationResult.to_json`` (the app's
-    "Full result (JSON)" download); its model is named after the file.
+    A file with a single result (the app's "Full result (JSON)" download, or one written by
+    an older calibdash) names its model after the file.
     """
     path = Path(path)
     try:
@@ -301,24 +291,12 @@ def load_run(path):
     except OSError as e:
         raise CLIError(f"cannot read {path}: {e.strerror or e}.") from None
     try:
-        obj = json.loads(text)
-    except ValueError as e:
-        raise CLIError(f"{path} is not a calibdash result: it is not valid JSON ({e}).") from None
-    if isinstance(obj, dict) and obj.get("format") == RUN_FORMAT:
-        if obj.get("version") != RUN_VERSION:
-            raise CLIError(f"{path}: run format version {obj.get('version')!r} is not supported (expected {RUN_VERSION}).")
-        try:
-            return {name: {notion: EvaluationResult.from_json(json.dumps(r)) for notion, r in results.items()}
-                    for name, results in obj["models"].items()}
-        except (KeyError, TypeError, AttributeError) as e:
-            raise CLIError(f"{path} is a damaged calibdash result ({type(e).__name__}: {e}).") from None
-    try:
-        res = EvaluationResult.from_json(text)
-    except ValueError as e:
+        evaluations = Evaluations.from_json(text, name=path.stem)
+    except InputError as e:
         raise CLIError(f"{path}: {e}") from None
-    except (KeyError, TypeError) as e:
-        raise CLIError(f"{path} is a damaged calibdash result ({type(e).__name__}: {e}).") from None
-    return {path.stem: {res.config["call"]["notion"]: res}}
+    if list(evaluations) == ["model"] and path.stem != "model":  # a single result written by the app
+        evaluations = Evaluations({path.stem: evaluations["model"]}, command=evaluations.command)
+    return evaluations
 
 
 def _frame_with(results, key, extra):

@@ -16,12 +16,6 @@ from calibdash.errors import ConfigError, InputError
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
                  "squared_estimate_se", "p_value", "details", "reference", "seconds"]
 
-_FORMAT = "calibdash.EvaluationResult"
-# Version 2 added the interval columns, the paired risk comparison, the h = 0 reference
-# rows of ``folds`` and the split.
-_VERSION = 2
-
-
 def _plain(value):
     """JSON-safe Python value: NaN becomes null (restored from the column's dtype)."""
     if isinstance(value, dict):
@@ -202,38 +196,23 @@ class EvaluationResult:
         q = t_quantile(level, float(row["se_df"]))
         return root_interval(sq - q * se, sq + q * se)
 
-    def to_json(self, indent=None):
-        """Serialise to a JSON string (standard JSON: NaN is written as null)."""
-        return json.dumps(
-            {
-                "format": _FORMAT,
-                "version": _VERSION,
-                "config": _plain(self.config),
-                "warnings": list(self.warnings),
-                "summary": _frame_to_json(self.summary),
-                "curves": _frame_to_json(self.curves),
-                "folds": _frame_to_json(self.folds),
-                "others": _frame_to_json(self.others),
-                "split": None if self.split is None else {
-                    "test": [int(i) for i in self.split["test"]],
-                    "folds": [[int(i) for i in v] for v in self.split["folds"]]},
-            },
-            indent=indent,
-            allow_nan=False,
-        )
+    def to_dict(self):
+        """The result as plain JSON values (the payload of one result in the file format)."""
+        return {
+            "config": _plain(self.config),
+            "warnings": list(self.warnings),
+            "summary": _frame_to_json(self.summary),
+            "curves": _frame_to_json(self.curves),
+            "folds": _frame_to_json(self.folds),
+            "others": _frame_to_json(self.others),
+            "split": None if self.split is None else {
+                "test": [int(i) for i in self.split["test"]],
+                "folds": [[int(i) for i in v] for v in self.split["folds"]]},
+        }
 
     @classmethod
-    def from_json(cls, text):
-        """Rebuild a result written by :meth:`to_json` (without the fitted models)."""
-        try:
-            obj = json.loads(text)
-        except (TypeError, ValueError) as e:
-            raise InputError(f"This is not a calibdash result file: it is not valid JSON ({e}).") from None
-        if not isinstance(obj, dict) or obj.get("format") != _FORMAT:
-            raise InputError("This JSON file is not a calibdash evaluation result.")
-        if obj.get("version") != _VERSION:
-            raise InputError(f"Result format version {obj.get('version')!r} is not supported (expected {_VERSION}): "
-                             "it was written by an older calibdash, without honest intervals; evaluate the data again.")
+    def from_dict(cls, obj):
+        """Rebuild a result from :meth:`to_dict`'s values (without the fitted models)."""
         return cls(
             summary=_frame_from_json(obj["summary"]),
             curves=_frame_from_json(obj["curves"]),
@@ -245,3 +224,72 @@ class EvaluationResult:
                 "test": np.asarray(obj["split"]["test"], dtype=np.int64),
                 "folds": [np.asarray(v, dtype=np.int64) for v in obj["split"]["folds"]]},
         )
+
+    def to_json(self, indent=None):
+        """The JSON text of this result: the file format of :class:`calibdash.evaluation.evaluations.Evaluations`
+        with one model and one notion (standard JSON: NaN is written as null)."""
+        return results_to_json({None: {self.config["call"]["notion"]: self}}, indent=indent)
+
+    @classmethod
+    def from_json(cls, text):
+        """Rebuild a result written by :meth:`to_json` (without the fitted models). A file
+        holding several results is read with ``Evaluations.from_json``."""
+        models, _ = results_from_json(text)
+        found = [res for results in models.values() for res in results]
+        if len(found) != 1:
+            raise InputError(f"This file holds {len(found)} results; read it with "
+                             "calibdash.evaluation.evaluations.Evaluations.from_json.")
+        return found[0]
+
+
+# ----------------------------------------------------------------------------- the file format
+#: One JSON format for every result file: {"format", "version", "calibdash", "command",
+#: "models": {model name: {notion: EvaluationResult.to_dict()}}}.
+FORMAT = "calibdash.Evaluations"
+VERSION = 1
+# Read as well: the formats it replaced, the command line's run file (the same layout) and a
+# single result as EvaluationResult.to_json wrote it.
+_RUN_FORMAT, _RUN_VERSION = "calibdash.Run", 1
+# (Version 2 of the single-result format added the interval columns, the paired risk
+# comparison, the h = 0 rows of ``folds`` and the split; version 1 files are refused.)
+_RESULT_FORMAT, _RESULT_VERSION = "calibdash.EvaluationResult", 2
+#: The name a single unnamed model is written under.
+UNNAMED = "model"
+
+
+def results_to_json(models, command=None, indent=None):
+    """The file text of ``{model name or None: {notion: EvaluationResult}}``."""
+    from calibdash import __version__
+
+    obj = {
+        "format": FORMAT,
+        "version": VERSION,
+        "calibdash": __version__,
+        "command": list(command) if command else None,
+        "models": {UNNAMED if name is None else str(name): {notion: res.to_dict() for notion, res in notions.items()}
+                   for name, notions in models.items()},
+    }
+    return json.dumps(obj, indent=indent, allow_nan=False)
+
+
+def results_from_json(text, name=UNNAMED):
+    """``({model name: [EvaluationResult]}, command)`` from a result file's text; a single
+    result in the old format is model ``name``."""
+    try:
+        obj = json.loads(text)
+    except (TypeError, ValueError) as e:
+        raise InputError(f"This is not a calibdash result file: it is not valid JSON ({e}).") from None
+    kind = obj.get("format") if isinstance(obj, dict) else None
+    if kind not in (FORMAT, _RUN_FORMAT, _RESULT_FORMAT):
+        raise InputError("This JSON file is not a calibdash evaluation result.")
+    expected = {FORMAT: VERSION, _RUN_FORMAT: _RUN_VERSION, _RESULT_FORMAT: _RESULT_VERSION}[kind]
+    if obj.get("version") != expected:
+        raise InputError(f"Result format version {obj.get('version')!r} is not supported (expected {expected}): "
+                         "it was written by an older calibdash; evaluate the data again.")
+    try:
+        if kind == _RESULT_FORMAT:
+            return {name: [EvaluationResult.from_dict(obj)]}, None
+        return ({model: [EvaluationResult.from_dict(r) for r in notions.values()] for model, notions in obj["models"].items()},
+                obj.get("command"))
+    except (KeyError, TypeError, AttributeError) as e:
+        raise InputError(f"This calibdash result file is damaged ({type(e).__name__}: {e}).") from None

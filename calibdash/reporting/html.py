@@ -26,7 +26,7 @@ from calibdash.display import reliability as rl
 from calibdash.display.text import plot_text
 from calibdash.display.verdict import verdict
 from calibdash.errors import InputError
-from calibdash.evaluation.result import EvaluationResult
+from calibdash.evaluation.evaluations import Evaluations
 from calibdash.io.loading import Predictions
 from calibdash.reporting.references import references_for
 
@@ -84,44 +84,8 @@ class ModelResults:
         return next(iter(self.results.values())).config.get("data_sha256")
 
 
-def _notion_of(res):
-    return res.config.get("call", {}).get("notion")
-
-
-def _as_notion_dict(obj, where):
-    """{notion: result} from a result, a {notion: result} dict or a list of results."""
-    if isinstance(obj, EvaluationResult):
-        items = [obj]
-    elif isinstance(obj, dict):
-        items = list(obj.values())
-        for key, res in obj.items():
-            if isinstance(res, EvaluationResult) and key != _notion_of(res):
-                raise InputError(f"{where}: the result under {key!r} is for the {_notion_of(res)!r} notion.")
-    elif isinstance(obj, (list, tuple)):
-        items = list(obj)
-    else:
-        raise InputError(f"{where}: expected an EvaluationResult or a dict {{notion: EvaluationResult}}, got {type(obj).__name__}.")
-    if not items:
-        raise InputError(f"{where}: no results given.")
-    out = {}
-    for res in items:
-        if not isinstance(res, EvaluationResult):
-            raise InputError(f"{where}: expected EvaluationResult objects, got {type(res).__name__}.")
-        notion = _notion_of(res)
-        if notion in out:
-            raise InputError(f"{where}: two results for the {notion!r} notion; give one per notion.")
-        out[notion] = res
-    shas = {res.config.get("data_sha256") for res in out.values()}
-    if len(shas) > 1:
-        raise InputError(
-            f"{where}: the results were computed on different data (sha256 "
-            f"{', '.join(sorted(str(s)[:12] for s in shas))}); one model's notions must share its data."
-        )
-    return {n: out[n] for n in sorted(out, key=lambda n: NOTIONS.index(n) if n in NOTIONS else len(NOTIONS))}
-
-
-def _is_notion_dict(results):
-    return all(isinstance(v, EvaluationResult) and k in NOTIONS and k == _notion_of(v) for k, v in results.items())
+def _notion_rank(notion):
+    return NOTIONS.index(notion) if notion in NOTIONS else len(NOTIONS)
 
 
 def _as_predictions(obj, where):
@@ -141,12 +105,11 @@ def normalise_results(results, predictions=None, calibration_test=None):
 
     Parameters
     ----------
-    results : EvaluationResult, dict or list
-        * one ``EvaluationResult``, or ``{notion: EvaluationResult}`` (what the app holds),
-          or a list of results of one model's notions: a single-model report;
-        * ``{model name: result or {notion: result}}``: a comparison report. A dict whose
-          keys are notions and whose values are results for those notions is always read
-          as one model.
+    results : Evaluations, EvaluationResult, dict or list
+        Anything :meth:`calibdash.evaluation.evaluations.Evaluations.of` reads: one
+        model's results (one ``EvaluationResult``, ``{notion: EvaluationResult}`` as the app
+        holds them, or a list) give a single-model report; ``{model name: ...}`` or an
+        ``Evaluations`` of several models a comparison report.
     predictions : Predictions, (P, y), dict or None
         The evaluated data: one for a single model; for a comparison, a dict
         ``{model name: Predictions}`` (models left out get no reliability diagram) or one
@@ -160,14 +123,12 @@ def normalise_results(results, predictions=None, calibration_test=None):
         When the predictions are not the data a result was computed on (different
         sha256), or the arguments do not have one of the shapes above.
     """
-    if isinstance(results, EvaluationResult) or isinstance(results, (list, tuple)) or (
-        isinstance(results, dict) and results and _is_notion_dict(results)
-    ):
-        models = [ModelResults(None, _as_notion_dict(results, "results"))]
-        preds = {None: predictions}
-        tests = {None: calibration_test}
-    elif isinstance(results, dict) and results:
-        models = [ModelResults(str(name), _as_notion_dict(r, f"results[{name!r}]")) for name, r in results.items()]
+    evaluations = Evaluations.of(results)
+    models = [ModelResults(name, {n: notions[n] for n in sorted(notions, key=_notion_rank)})
+              for name, notions in evaluations.items()]
+    if len(models) == 1 and models[0].name is None:
+        preds, tests = {None: predictions}, {None: calibration_test}
+    else:
         if isinstance(predictions, dict):
             unknown = set(map(str, predictions)) - {m.name for m in models}
             if unknown:
@@ -179,12 +140,6 @@ def normalise_results(results, predictions=None, calibration_test=None):
             tests = {str(k): v for k, v in calibration_test.items()}
         else:
             tests = {m.name: calibration_test for m in models}
-    else:
-        raise InputError(
-            "results must be an EvaluationResult, a dict {notion: EvaluationResult}, or a dict "
-            f"{{model name: results}} for a comparison; got {type(results).__name__}"
-            + (" (empty)" if isinstance(results, dict) else "") + "."
-        )
     for m in models:
         where = "the predictions" if m.name is None else f"the predictions of {m.name!r}"
         pred = _as_predictions(preds.get(m.name), where)

@@ -6,6 +6,8 @@ import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 from streamlit.testing.v1 import AppTest
 
+from calibdash.evaluation.evaluations import Evaluations
+
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -26,11 +28,17 @@ def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):
     at.switch_page("app_pages/results.py").run()
     assert not at.exception, [e.value for e in at.exception]
     buttons = {b.proto.label: b for b in at.get("download_button")}
-    assert {"Summary (CSV)", "Risk curves (CSV)", "Full result (JSON)", "Report (HTML)"} <= set(buttons)
+    assert {"Summary (CSV)", "Risk curves (CSV)", "Full results (JSON)", "Report (HTML)"} <= set(buttons)
     assert buttons["Report (HTML)"].proto.help
 
-    (name, (make, mimetype)), = deferred.items()
-    assert name.startswith("calibdash_report_") and name.endswith(".html") and mimetype == "text/html"
+    (name, (make, mimetype)), = [(k, v) for k, v in deferred.items() if k.endswith(".html")]
+    assert name.startswith("calibdash_report_") and mimetype == "text/html"
+    # the JSON download: every notion shown, in the one result format, reloadable
+    (json_name, (make_json, json_type)), = [(k, v) for k, v in deferred.items() if k.endswith(".json")]
+    assert json_name.startswith("results_") and json_type == "application/json"
+    loaded = Evaluations.from_json(make_json())
+    (model,) = loaded
+    assert list(loaded[model]) == list(next(iter(at.session_state["active"].values())))
     html = make().decode("utf-8")
     (sha, keys), = at.session_state["active"].items()  # the demo data's fingerprint and its notions
     assert html.startswith("<!DOCTYPE html>") and sha in html
