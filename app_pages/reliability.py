@@ -1,12 +1,12 @@
 """Reliability page: reliability diagrams, the selected recalibration map, per-class panels, simplex."""
 
-import numpy as np
 import streamlit as st
 
 import ui
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import markdown
+from calibdash.display.views import most_frequent_classes, per_class_view, top_label_view
 
 ss = st.session_state
 st.title("Reliability")
@@ -26,21 +26,15 @@ opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_boot=int(ss[
 notion = ui.notion_picker(results) if results else None
 
 
-top = results.get("top-label")
-recal = None
-if top is not None:
-    idx = top.holdout_rows  # rows the selected estimator never saw: its map is shown honestly
-    name, G = rl.selected_recalibration(top, pred.probs[idx])
-    if G is not None:
-        recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
-table = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), **opts)
+view = top_label_view(pred, results.get("top-label"), **opts)
 st.subheader("Top-label reliability diagram")
 left, right = st.columns(2)
 left.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
              "On the dashed diagonal the model would be calibrated. Orange: the smooth estimate of P(correct | confidence) "
              "by the estimator the risk selected. Binned ECE of this diagram: "
-             f"{100 * table.attrs['ece']:.2f} points.")
-left.plotly_chart(plots.reliability_figure(table, title=None, recal=recal), key="reliability_diagram", width="stretch")
+             f"{100 * view.table.attrs['ece']:.2f} points.")
+left.plotly_chart(plots.reliability_figure(view.table, title=None, recal=view.recalibration), key="reliability_diagram",
+                  width="stretch")
 
 
 def continuous_curve(n_boot, bandwidth):
@@ -77,23 +71,20 @@ else:
 if notion in ("canonical", "classwise"):
     res = results[notion]
     st.subheader(f"Per-class reliability ({notion})")
-    order = np.argsort(-np.bincount(pred.labels, minlength=pred.d))
-    ss.setdefault("rel__classes", [pred.class_names[k] for k in sorted(order[: min(pred.d, 6)])])
+    default = most_frequent_classes(pred.labels, pred.d)
+    ss.setdefault("rel__classes", [pred.class_names[k] for k in default])
     ss["rel__classes"] = [c for c in ss["rel__classes"] if c in pred.class_names] or [pred.class_names[0]]
     chosen = st.multiselect("Classes shown", list(pred.class_names), key="rel__classes",
                             help="Each panel compares the predicted probability of one class with how often that class occurs.")
-    classes = [pred.class_names.index(c) for c in chosen]
-    idx = res.holdout_rows
-    name, G = rl.selected_recalibration(res, pred.probs[idx])
-    recal_k = None if G is None or G.shape[1] != pred.d else {k: (pred.probs[idx, k], G[:, k]) for k in classes}
-    if classes:
-        tables = rl.per_class_tables(pred.probs, pred.labels, classes, **opts)
-        st.plotly_chart(plots.per_class_figure(tables, pred.class_names, recal_k), key="per_class", width="stretch")
-    if pred.d == 3:
+    panels = per_class_view(pred, res, classes=[pred.class_names.index(c) for c in chosen], **opts)
+    if panels.classes:
+        st.plotly_chart(plots.per_class_figure(panels.tables, pred.class_names, panels.recalibration), key="per_class",
+                        width="stretch")
+    if panels.triangle is not None:
         st.subheader("Simplex")
         st.caption("Each dot is a prediction in the triangle of three-class probability vectors; orange is where the "
-                   f"selected estimator ({name}) moves it once recalibrated (holdout rows).")
-        st.plotly_chart(plots.ternary_figure(pred.probs[idx], G, pred.class_names, labels=pred.labels[idx]),
-                        key="ternary", width="stretch")
+                   f"selected estimator ({panels.estimator}) moves it once recalibrated (holdout rows).")
+        P_rows, G, labels = panels.triangle
+        st.plotly_chart(plots.ternary_figure(P_rows, G, pred.class_names, labels=labels), key="ternary", width="stretch")
 elif not results:
     st.info("Run an evaluation (Evaluate page) to add the selected estimator's recalibration curve.")

@@ -14,6 +14,7 @@ import pandas as pd
 from calibdash.core import notions
 from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import binning
+from calibdash.estimators.registry import REGISTRY
 from calibdash.metrics.ece import bootstrap_counts, check_bandwidth, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
 
 STRATEGIES = ("uniform", "quantile")
@@ -129,9 +130,9 @@ def per_class_tables(P, y, classes, **kwargs):
 def selected_recalibration(result, P):
     """The recalibration map g(z) of the estimator the risk selected, on the rows of ``P``.
 
-    The Kronecker estimator ("kkkr") and the fixed 15-bin baseline are skipped because
-    the first has no map and the second was not tuned; the next best plug-in by
-    validation risk is used instead.
+    The Kronecker estimator ("kkkr") and the fixed 15-bin baseline (not tunable in the
+    registry) are skipped because the first has no map and the second was not tuned; the
+    next best plug-in by validation risk is used instead.
 
     Returns
     -------
@@ -144,7 +145,7 @@ def selected_recalibration(result, P):
         return None, None
     for name in result.summary.sort_values("val_risk")["estimator"]:
         model = result.models.get(name)
-        if model is None or name == "15-bins":
+        if model is None or not REGISTRY[name].tunable:
             continue
         try:
             return name, np.clip(model.recalibration(P), 0.0, 1.0)

@@ -22,9 +22,9 @@ import numpy as np
 
 from calibdash.core.notions import NOTIONS
 from calibdash.display import plots
-from calibdash.display import reliability as rl
 from calibdash.display.text import plot_text
 from calibdash.display.verdict import verdict
+from calibdash.display.views import per_class_view, top_label_view
 from calibdash.errors import InputError
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.io.loading import Predictions
@@ -34,7 +34,6 @@ __all__ = ["report", "ModelResults", "normalise_results"]
 
 _NOTION_TITLES = {"top-label": "Top-label", "canonical": "Canonical", "classwise": "Classwise"}
 # At most this many per-class reliability panels (the most frequent classes), as in the app.
-_MAX_CLASS_PANELS = 6
 
 _CSS = """
 :root { color-scheme: light; }
@@ -352,48 +351,34 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
                    "(pass <code>predictions=</code> to <code>calibdash.report</code>).</p>")
         return "".join(out)
     names = pred.class_names  # the figures escape them for plotly (calibdash.display.text.plot_text)
-    top = m.results.get("top-label")
-    recal, note = None, ""
-    if top is not None:
-        idx = top.holdout_rows
-        name, G = rl.selected_recalibration(top, pred.probs[idx])
-        if G is not None:
-            recal = (pred.probs[idx].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
-        else:
-            note = " The recalibration curve needs the fitted models, which a result read from JSON does not hold."
-    table = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=n_bins, strategy=strategy, n_boot=n_boot)
+    opts = {"n_bins": n_bins, "strategy": strategy, "n_boot": n_boot}
+    top = top_label_view(pred, m.results.get("top-label"), **opts)
+    note = f" {top.note}" if top.note else ""
     out.append(figs.add(
-        plots.reliability_figure(table, title="Top-label reliability", recal=recal),
+        plots.reliability_figure(top.table, title="Top-label reliability", recal=top.recalibration),
         f"{'Equal-width' if strategy == 'uniform' else 'Equal-mass'} bins ({n_bins}) of all rows: how often the "
         f"predicted class is right, with a 90% bootstrap band ({n_boot} resamples); orange: the selected "
         f"estimator's recalibration map on the holdout rows. Binned ECE of this diagram: "
-        f"{100 * table.attrs['ece']:.2f} points.{note}",
+        f"{100 * top.table.attrs['ece']:.2f} points.{note}",
         "top-label reliability",
     ))
-    for notion in ("canonical", "classwise"):
-        res = m.results.get(notion)
-        if res is None:
-            continue
-        order = np.argsort(-np.bincount(pred.labels, minlength=pred.d), kind="stable")
-        classes = sorted(int(k) for k in order[: min(pred.d, _MAX_CLASS_PANELS)])
-        idx = res.holdout_rows
-        name, G = rl.selected_recalibration(res, pred.probs[idx])
-        recal_k = None if G is None or G.shape[1] != pred.d else {k: (pred.probs[idx, k], G[:, k]) for k in classes}
-        tables = rl.per_class_tables(pred.probs, pred.labels, classes, n_bins=n_bins, strategy=strategy, n_boot=n_boot)
+    # one set of per-class panels, as in the app: canonical if evaluated, else classwise
+    notion = next((n for n in ("canonical", "classwise") if n in m.results), None)
+    if notion is not None:
+        view = per_class_view(pred, m.results[notion], **opts)
         out.append(f"<h{h + 1}>Per-class reliability ({_e(notion)})</h{h + 1}>")
         out.append(figs.add(
-            plots.per_class_figure(tables, names, recal_k),
-            f"The {len(classes)} most frequent classes: predicted probability of the class against how often it "
-            f"occurs; orange: the map of the selected estimator ({name or 'not available'}) on the holdout rows.",
+            plots.per_class_figure(view.tables, names, view.recalibration),
+            f"The {len(view.classes)} most frequent classes: predicted probability of the class against how often it "
+            f"occurs; orange: the map of the selected estimator ({view.estimator or 'not available'}) on the holdout rows.",
             f"{notion} per-class reliability",
         ))
-        if pred.d == 3:
+        if view.triangle is not None:
             out.append(figs.add(
-                plots.ternary_figure(pred.probs[idx], G, names, labels=pred.labels[idx]),
+                plots.ternary_figure(view.triangle[0], view.triangle[1], names, labels=view.triangle[2]),
                 "Holdout predictions in the probability triangle; orange: where the selected estimator moves them.",
                 f"{notion} simplex",
             ))
-        break  # one set of per-class panels, as in the app
     return "".join(out)
 
 
