@@ -269,3 +269,16 @@ def test_the_wheel_installs_only_the_package_and_the_app_files(tmp_path):
     lines = out.stdout.splitlines()
     assert lines[0].startswith(str(target)) and lines[1] == "[]", out.stdout + out.stderr
     assert "evaluate" in out.stdout and "rerun" in out.stdout and " app " in out.stdout.replace("\n", " ")
+
+
+def test_every_module_is_in_the_api_reference():
+    missing = []
+    for name in package_modules():
+        parts = name.split(".")
+        if len(parts) != 3 or parts[-1].startswith("_"):
+            continue  # the package itself, the subpackages (their pages) and private modules
+        page = ROOT / "docs" / "api" / f"{parts[1]}.rst"
+        listed = page.exists() and any(line.strip() == parts[2] for line in page.read_text().splitlines())
+        if not listed:
+            missing.append(f"{name} (docs/api/{parts[1]}.rst)")
+    assert not missing, "modules missing from the API reference:\n" + "\n".join(missing)
