@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from calibdash.core.notions import NOTIONS, check_notion, validate
+from calibdash.core.notions import NOTIONS, check_notion, validate, validated_inputs
 from calibdash.core.risk import zero_risk
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
@@ -658,12 +658,12 @@ def evaluate(
 
 
 def _run_holdout(i, fn, *args):
-    with one_blas_thread():
+    with one_blas_thread(), validated_inputs():
         return i, fn(*args)
 
 
 def _run_reference(key, P_val, y_val, notion):
-    with one_blas_thread():
+    with one_blas_thread(), validated_inputs():
         return key, zero_risk(P_val, y_val, notion)
 
 
@@ -681,7 +681,7 @@ def _fold_diagonals_task(P, y, parts, rows, notion, family, params, log_beta):
 
 
 def _run_other(key, name, P, y, test, folds, notion, random_state):
-    with one_blas_thread():
+    with one_blas_thread(), validated_inputs():
         return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
@@ -689,5 +689,5 @@ def _run_task(key, P, y, train, val, notion, items, shared=None):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
-    with one_blas_thread():
+    with one_blas_thread(), validated_inputs():
         return key, _fold_task(P, y, train, val, notion, items, shared)

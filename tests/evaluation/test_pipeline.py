@@ -333,3 +333,21 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     pd.testing.assert_frame_equal(chunked.summary.drop(columns="seconds"), res.summary.drop(columns="seconds"),
                                   check_exact=True)
     pd.testing.assert_frame_equal(chunked.folds, res.folds, check_exact=True)
+
+
+def test_inputs_are_checked_once_at_the_entry_not_in_every_task(monkeypatch):
+    """The pipeline checks P and y once; its fits and evaluations run on the checked arrays."""
+    from calibdash.core import notions, simplex
+
+    calls = []
+    real = simplex.check_probabilities
+    monkeypatch.setattr(notions, "check_probabilities", lambda P, *a, **k: calls.append(P.shape) or real(P, *a, **k))
+    P, y = small_data(seed=11)
+    cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], others=[])
+    assert calls == [P.shape]
+    with pytest.raises(cd.InputError, match="sums to"):
+        cd.evaluate(P * 2, y, notion="top-label", estimators=["bins"], others=[])
+    with notions.validated_inputs():  # inside, validate passes the arrays through ...
+        assert notions.validate(P * 2, y)[0] is not None
+    with pytest.raises(cd.InputError, match="sums to"):  # ... and only inside
+        notions.validate(P * 2, y)
