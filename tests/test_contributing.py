@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 CHECK = """
@@ -43,6 +45,7 @@ def example_blocks():
     return re.findall(r"```python\n(.*?)```", section, re.S)
 
 
+@pytest.mark.slow  # copies the package and runs an evaluation in a fresh interpreter
 def test_the_worked_example_adds_a_family_with_its_module_and_registry_entry_only(tmp_path):
     module, entry, _usage = example_blocks()
     pkg = tmp_path / "calibdash"
