@@ -634,8 +634,11 @@ def find_app():
 
 def app_command(app, port=APP_PORT, python=None):
     """The command line that serves ``app`` on 127.0.0.1:``port`` (what ``make run`` runs)."""
+    # the settings of the checkout's .streamlit/config.toml, given explicitly: an installed copy
+    # is started from elsewhere, where that file is not read
     return [python or sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false"]
+            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+            "--client.toolbarMode", "viewer"]
 
 
 def cmd_app(args):
