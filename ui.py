@@ -110,7 +110,7 @@ def load_upload(pred_file, labels_file, kind):
 
 
 # -- configuration and cache ----------------------------------------------------------
-def editable(name, notion):
+def editable(name):
     """Whether the grid of ``name`` is offered for editing (not for the fixed 15-bin baseline)."""
     return REGISTRY[name].tunable
 
@@ -160,7 +160,7 @@ def read_settings():
             raise ValueError(f"Choose at least one estimator for the {notion} notion.")
         grids = {}
         for name in names:
-            if not editable(name, notion):
+            if not editable(name):
                 continue
             text = ss.get(f"cfg__grid__{notion}__{name}")
             # The default text shows rounded values; unchanged text means the exact defaults

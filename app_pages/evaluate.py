@@ -21,7 +21,7 @@ for notion in ss["cfg__notions"]:
         ss.setdefault(key, list(DEFAULT_ESTIMATORS[notion]))
         st.multiselect("Estimators", available_estimators(notion), key=key, help=ui.HELP["estimators"])
         for name in ss[key]:
-            if not ui.editable(name, notion):
+            if not ui.editable(name):
                 st.caption(ui.estimator_summary(name))
                 continue
             param = ui.tuned_param(name)

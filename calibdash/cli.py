@@ -294,8 +294,6 @@ def load_run(path):
         evaluations = Evaluations.from_json(text, name=path.stem)
     except InputError as e:
         raise CLIError(f"{path}: {e}") from None
-    if list(evaluations) == ["model"] and path.stem != "model":  # a single result written by the app
-        evaluations = Evaluations({path.stem: evaluations["model"]}, command=evaluations.command)
     return evaluations
 
 

@@ -5,25 +5,17 @@ from __future__ import annotations
 import glob
 import importlib.util
 import os
-import socket
-import subprocess
 import sys
-import time
 import tomllib
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from calibdash import cli
 
+from .e2e.browser import free_port, served
+
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_the_streamlit_command_line():
@@ -76,24 +68,5 @@ def test_calibdash_app_serves_the_dashboard(tmp_path):
     script = Path(sys.executable).with_name("calibdash")  # the console script of an install
     command = [str(script)] if script.exists() else [sys.executable, "-m", "calibdash"]
     env = dict(os.environ, CALIBDASH_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    log = tmp_path / "app.log"
-    with open(log, "w") as out:
-        proc = subprocess.Popen([*command, "app", "--port", str(port)], cwd=tmp_path, env=env,
-                                stdout=out, stderr=subprocess.STDOUT)
-    try:
-        deadline, health = time.monotonic() + 60, None
-        while health != "ok":
-            assert proc.poll() is None, f"calibdash app exited with {proc.returncode}:\n{log.read_text()}"
-            assert time.monotonic() < deadline, f"no health 'ok' within 60 s:\n{log.read_text()}"
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                    health = r.read().decode().strip()
-            except OSError:
-                time.sleep(0.3)
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+    with served([*command, "app", "--port", str(port)], port, cwd=tmp_path, env=env, log_path=tmp_path / "app.log") as url:
+        assert url == f"http://127.0.0.1:{port}"  # served: its health check answered "ok"

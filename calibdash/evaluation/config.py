@@ -73,6 +73,14 @@ def resolve(notion, estimators=None, grids=None):
     return names, full
 
 
+def check_split(test_size, n_folds):
+    """Raise :class:`ConfigError` unless the holdout fraction and the fold count can be used."""
+    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
+        raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
+    if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
+        raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+
+
 @dataclass(frozen=True)
 class EvaluationConfig:
     """The settings of one notion's evaluation, resolved and checked once.
@@ -117,10 +125,7 @@ class EvaluationConfig:
         from calibdash.metrics.literature import resolve_others
 
         names, full = resolve(notion, estimators, grids or None)
-        if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
-            raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
-        if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
-            raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+        check_split(test_size, n_folds)
         if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral) or random_state < 0:
             raise ConfigError(f"random_state must be a non-negative integer (a seed), got {random_state!r}.")
         frozen = tuple((name, tuple((param, tuple(values)) for param, values in full[name].items())) for name in names)
@@ -170,4 +175,4 @@ def combinations(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["EvaluationConfig", "resolve", "combinations", "config_fingerprint"]
+__all__ = ["EvaluationConfig", "check_split", "resolve", "combinations", "config_fingerprint"]

@@ -133,7 +133,8 @@ class Evaluations(Mapping):
         """Read results written by :meth:`to_json` (without the fitted models).
 
         Also reads the two formats it replaced: the command line's run file and a single
-        result; the latter's model is called ``name``.
+        result. A model written without a name (e.g. by ``EvaluationResult.to_json``), and the
+        old single result, are called ``name``.
         """
         models, command = results_from_json(text, name)
         return cls(models, command=command)

@@ -32,7 +32,7 @@ from calibdash.estimators import make_estimator
 from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
-from calibdash.evaluation.config import EvaluationConfig, combinations
+from calibdash.evaluation.config import EvaluationConfig, check_split, combinations
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.io.loading import Predictions, canonical_sha256
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
@@ -55,10 +55,7 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
     test : ndarray of row indices
     folds : list of (train, validation) index arrays
     """
-    if not 0 < test_size < 1:
-        raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
-    if isinstance(n_folds, bool) or not isinstance(n_folds, (int, np.integer)) or n_folds < 2:
-        raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+    check_split(test_size, n_folds)
     perm = np.random.default_rng(random_state).permutation(n)
     n_test = int(np.ceil(test_size * n))
     test, opt = perm[:n_test], perm[n_test:]

@@ -273,8 +273,9 @@ def results_to_json(models, command=None, indent=None):
 
 
 def results_from_json(text, name=UNNAMED):
-    """``({model name: [EvaluationResult]}, command)`` from a result file's text; a single
-    result in the old format is model ``name``."""
+    """``({model name: [EvaluationResult]}, command)`` from a result file's text. A model
+    written without a name (under ``"model"``, as :meth:`EvaluationResult.to_json` writes
+    it), and a single result in the old format, are model ``name``."""
     try:
         obj = json.loads(text)
     except (TypeError, ValueError) as e:
@@ -289,7 +290,7 @@ def results_from_json(text, name=UNNAMED):
     try:
         if kind == _RESULT_FORMAT:
             return {name: [EvaluationResult.from_dict(obj)]}, None
-        return ({model: [EvaluationResult.from_dict(r) for r in notions.values()] for model, notions in obj["models"].items()},
-                obj.get("command"))
+        return ({name if model == UNNAMED else model: [EvaluationResult.from_dict(r) for r in notions.values()]
+                 for model, notions in obj["models"].items()}, obj.get("command"))
     except (KeyError, TypeError, AttributeError) as e:
         raise InputError(f"This calibdash result file is damaged ({type(e).__name__}: {e}).") from None

@@ -28,38 +28,47 @@ def free_port():
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60, script=ROOT / "app.py"):
-    """Start ``script`` (the app) on a free localhost port; yield its URL; stop it."""
-    port = free_port()
-    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
-    log = open(Path(cache_dir) / f"streamlit_{port}.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
-         "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-         "--server.fileWatcherType", "none"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
+def served(command, port, *, cwd, env, log_path, timeout=60):
+    """Run ``command``, a streamlit server on ``port``; yield its URL once its health check
+    answers "ok" (a RuntimeError with the server's log if it exits or takes longer than
+    ``timeout`` seconds); stop it."""
     url = f"http://127.0.0.1:{port}"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
         while True:
             try:
                 with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
-                    if r.status == 200:
+                    if r.read().decode().strip() == "ok":
                         break
             except OSError:
                 pass
             if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"streamlit did not start; see {log.name}")
+                raise RuntimeError(f"the server did not start (exit status {proc.poll()}); its log:\n"
+                                   f"{Path(log_path).read_text()[-3000:]}")
             time.sleep(0.3)
         yield url
     finally:
         proc.terminate()
         try:
-            proc.wait(10)
+            proc.wait(15)
         except subprocess.TimeoutExpired:
             proc.kill()
-        log.close()
+            proc.wait()
+
+
+@contextlib.contextmanager
+def streamlit_server(cache_dir, timeout=60, script=ROOT / "app.py"):
+    """Start ``script`` (the app) on a free localhost port; yield its URL; stop it."""
+    port = free_port()
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
+               "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+               "--server.fileWatcherType", "none"]
+    with served(command, port, cwd=ROOT, env=env, log_path=Path(cache_dir) / f"streamlit_{port}.log",
+                timeout=timeout) as url:
+        yield url
 
 
 def require_chromium():

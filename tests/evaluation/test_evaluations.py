@@ -41,6 +41,9 @@ def test_a_single_result_is_the_same_format(results):
     assert obj["format"] == "calibdash.Evaluations" and list(obj["models"]) == ["model"]
     assert cd.EvaluationResult.from_json(text).to_json() == text
     assert Evaluations.from_json(text)["model"]["canonical"].summary.equals(res.summary)
+    assert list(Evaluations.from_json(text, name="wrn")) == ["wrn"]  # the unnamed model gets the caller's name
+    named = Evaluations.of(res, name="x").to_json()
+    assert list(Evaluations.from_json(named, name="wrn")) == ["x"]  # a named one keeps its name
     with pytest.raises(InputError, match="holds 4 results; read it with"):
         cd.EvaluationResult.from_json(Evaluations(results).to_json())
 
