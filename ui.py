@@ -88,24 +88,183 @@ def current_dataset():
     return name, _demo(name), "demo"
 
 
-def load_upload(pred_file, labels_file, kind):
-    """Load an upload into the session; returns an error message (markdown) or None (never raises)."""
+# -- the Data page's upload and its column mapping ------------------------------------
+# The uploads are kept in the session as (name, bytes, id): a file uploader forgets its file
+# when another page runs. The mapping widgets' keys start with "src__" (kept by init_state).
+MAPPING_KEYS = ("src__label_column", "src__prob_columns", "src__positive", "src__class_names", "src__group_columns")
+KIND_LABELS = {"auto": "auto (detect)", "probabilities": "probabilities (0-1)", "percent": "percentages (0-100)",
+               "logits": "logits (scores)"}
+NO_LABEL_COLUMN = "(none)"
+GUESS_POSITIVE = "(from the column name)"
+
+HELP_SOURCE = {
+    "kind": "'auto' reads non-negative rows summing to 1 as probabilities, rows summing to 100 (or one column in "
+    "0-100 with values above 1) as percentages, and numbers with negative values as logits (turned into "
+    "probabilities by the softmax). When the numbers fit none of these with confidence, the app asks you to "
+    "choose here instead of guessing.",
+    "label_column": "The column holding the true class of each row. Guessed from its name (label, y, target, "
+    "class, outcome, diagnosis, truth, ...) or as the only column of text.",
+    "prob_columns": "The columns of predicted probabilities (or percentages, logits), one per class in class order. "
+    "A single column is the probability of the positive class of a two-class problem. Guessed from names such as "
+    "p_malignant, prob_malignant, malignant_prob or P(malignant).",
+    "positive": "For a single probability column: the label it is the probability of (the positive class); the "
+    "other label is the negative class. Guessed from the column's name (p_malignant: malignant).",
+    "class_names": "One name per class, in column order, separated by commas; labels given as names are matched "
+    "to them. A table's header names its classes.",
+    "group_columns": "Columns kept beside the predictions as grouping variables (e.g. the hospital site), for "
+    "analyses by subgroup. They do not change any number.",
+}
+
+#: What to do in the app about the loader option that a refusal names (InputError.option).
+APP_FIX = {
+    "label_column": "Choose the label column under **Label column** below, or upload the labels in the **Labels** box.",
+    "prob_columns": "Choose the probability columns under **Probability columns** below.",
+    "positive": "Choose the positive class under **Positive class** below.",
+    "class_names": "Type the class names under **Class names** below, in column order.",
+    "group_columns": "Change the choice under **Grouping columns** below.",
+    "kind": "Choose what the numbers are under **The numbers are** below.",
+    "labels": "Upload the labels in the **Labels** box, or choose the label column under **Label column** below.",
+}
+
+
+def load_error(e):
+    """Markdown of a loader refusal, with what to do in the app when it names an option."""
+    fix = APP_FIX.get(getattr(e, "option", None))
+    return display.markdown(e) + (f"\n\n**In the app:** {fix}" if fix else "")
+
+
+def keep_upload(role, file):
+    """Keep an uploaded file (``role`` "predictions" or "labels") in the session; None keeps the kept one."""
+    if file is None:
+        return
+    files = st.session_state.setdefault("upload_files", {})
+    file_id = getattr(file, "file_id", None) or file.name
+    if role not in files or files[role][2] != file_id:
+        files[role] = (file.name, file.getvalue(), file_id)
+
+
+def forget_upload(role):
+    """on_change of an uploader: when the user removed its file, forget the kept copy too."""
     ss = st.session_state
-    sig = (getattr(pred_file, "file_id", pred_file.name), getattr(labels_file, "file_id", None) if labels_file else None, kind)
+    if ss.get(f"upload_{role}") is None:
+        ss.setdefault("upload_files", {}).pop(role, None)
+
+
+def kept_uploads():
+    """{role: (name, bytes, id)} of the kept uploads."""
+    return st.session_state.setdefault("upload_files", {})
+
+
+def _as_source(kept):
+    import io
+
+    name, data, _ = kept
+    f = io.BytesIO(data)
+    f.name = name
+    return f
+
+
+def inspect_upload():
+    """(Inspection or None, error markdown or None) of the kept predictions (with the kept labels).
+
+    On a new file, the mapping widgets are prefilled with the loader's guesses.
+    """
+    ss = st.session_state
+    files = kept_uploads()
+    if "predictions" not in files:
+        return None, None
+    pred, labels = files["predictions"], files.get("labels")
+    ident = (pred[2], labels[2] if labels else None)
+    try:
+        if ss.get("src__inspected") != ident:
+            fresh = cd.inspect_predictions(_as_source(pred), _as_source(labels) if labels else None, name=pred[0])
+            ss["src__inspected"] = ident
+            ss["src__label_column"] = fresh.label_column if fresh.table else None
+            ss["src__prob_columns"] = list(fresh.prob_columns)
+            ss["src__positive"] = None  # the loader guesses it from the column name, and says so
+            ss["src__class_names"] = ", ".join(fresh.class_names or ()) if not fresh.table else ""
+            ss["src__group_columns"] = []
+        info = cd.inspect_predictions(
+            _as_source(pred), _as_source(labels) if labels else None, name=pred[0],
+            label_column=ss.get("src__label_column"), prob_columns=ss.get("src__prob_columns") or None,
+        )
+    except cd.InputError as e:
+        return None, load_error(e)
+    except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
+        return None, display.markdown("Could not read ", display.user(pred[0]), ": ", e)
+    # widget values that the current columns no longer offer are dropped, not an exception
+    if info.table:
+        if ss.get("src__label_column") not in info.columns:
+            ss["src__label_column"] = None
+        ss["src__prob_columns"] = [c for c in ss.get("src__prob_columns", []) if c in info.columns]
+        ss["src__group_columns"] = [c for c in ss.get("src__group_columns", []) if c in group_choices(info)]
+    if ss.get("src__positive") not in positive_choices(info):
+        ss["src__positive"] = None
+    return info, None
+
+
+def group_choices(info):
+    """Columns that can be kept as grouping columns: neither the label nor a probability column."""
+    ss = st.session_state
+    used = {ss.get("src__label_column"), *(ss.get("src__prob_columns") or ())}
+    return [c for c in info.columns if c not in used]
+
+
+def positive_choices(info):
+    """Options of the Positive class box (None: as guessed from the column name)."""
+    return [None, *info.label_values]
+
+
+def wants_positive(info):
+    """Whether to offer Positive class: one probability column, labels given as names."""
+    return info.n_scores == 1 and len(info.label_values) >= 1 and not all(v.lstrip("+-").isdigit() for v in info.label_values)
+
+
+def wants_class_names(info):
+    """Whether to offer Class names: several columns whose file does not name them."""
+    return info.n_scores is not None and info.n_scores > 1 and not info.table and info.class_names is None
+
+
+def upload_options(info):
+    """The load_predictions options of the Data page's widgets."""
+    ss = st.session_state
+    options = {"kind": ss.get("src__kind", "auto")}
+    if info.table:
+        options["label_column"] = ss.get("src__label_column")
+        options["prob_columns"] = list(ss.get("src__prob_columns") or ()) or None
+        options["group_columns"] = list(ss.get("src__group_columns") or ()) or None
+    if wants_positive(info):
+        options["positive"] = ss.get("src__positive")
+    if wants_class_names(info) and (ss.get("src__class_names") or "").strip():
+        options["class_names"] = [t.strip() for t in ss["src__class_names"].split(",")]
+    return options
+
+
+def positive_class(pred):
+    """The positive class of a two-class problem whose classes are named (None otherwise)."""
+    return pred.class_names[1] if pred.d == 2 and pred.class_names != ("0", "1") else None
+
+
+def load_upload(info):
+    """Load the kept upload with the Data page's mapping into the session; returns an error
+    message (markdown) or None (never raises). Reloads only when a file or a choice changed."""
+    ss = st.session_state
+    files = kept_uploads()
+    pred, labels = files["predictions"], files.get("labels")
+    options = upload_options(info)
+    sig = (pred[2], labels[2] if labels else None, repr(sorted(options.items())))
     if ss.get("upload_sig") == sig:
         return ss.get("upload_error")
     ss["upload_sig"] = sig
     try:
-        for f in (pred_file, labels_file):
-            if f is not None:
-                f.seek(0)
-        pred = cd.load_predictions(pred_file, labels_file, kind=kind, name=pred_file.name)
+        loaded = cd.load_predictions(_as_source(pred), _as_source(labels) if labels else None, name=pred[0],
+                                     **{k: v for k, v in options.items() if v is not None})
     except cd.InputError as e:
-        ss["upload_error"] = display.markdown(e)
+        ss["upload_error"] = load_error(e)
     except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
-        ss["upload_error"] = display.markdown("Could not read ", display.user(pred_file.name), ": ", e)
+        ss["upload_error"] = display.markdown("Could not read ", display.user(pred[0]), ": ", e)
     else:
-        ss["upload"], ss["upload_error"] = pred, None
+        ss["upload"], ss["upload_error"] = loaded, None
     return ss["upload_error"]
 
 
@@ -287,9 +446,11 @@ def show_no_result():
 
 
 def class_balance(pred):
-    """DataFrame of class name and share of labels (for the Data page)."""
+    """DataFrame of class name and share of labels (for the Data page), the classes as an
+    ordered categorical in class order (so a chart does not sort "10" before "2")."""
     counts = np.bincount(pred.labels, minlength=pred.d)
-    return pd.DataFrame({"class": [str(c) for c in pred.class_names], "share": counts / max(pred.n, 1)})
+    names = [str(c) for c in pred.class_names]
+    return pd.DataFrame({"class": pd.Categorical(names, categories=names, ordered=True), "share": counts / max(pred.n, 1)})
 
 
 # -- HTML report (for the report download; calibdash.reporting.html builds it) -------------

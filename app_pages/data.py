@@ -3,7 +3,7 @@
 import streamlit as st
 
 import ui
-from calibdash.display.text import code, markdown
+from calibdash.display.text import code, markdown, user
 from calibdash.lab import demo
 
 st.title("Data")
@@ -24,19 +24,44 @@ else:
     c1, c2 = st.columns(2)
     pred_file = c1.file_uploader(
         "Predictions", type=["npy", "npz", "csv", "tsv", "txt", "parquet"], key="upload_predictions",
+        on_change=ui.forget_upload, args=("predictions",),
         help="NumPy .npy/.npz, CSV/TSV/text or Parquet. A .npz may hold both predictions and labels.",
     )
     labels_file = c2.file_uploader(
         "Labels (optional)", type=["npy", "npz", "csv", "tsv", "txt", "parquet"], key="upload_labels",
+        on_change=ui.forget_upload, args=("labels",),
         help="Only needed when the predictions file has no labels: integers 0..d-1 or class names, one per row.",
     )
-    st.selectbox(
-        "The numbers are", ["auto", "logits", "probabilities"], key="src__kind",
-        help="'auto' treats non-negative rows summing to 1 as probabilities and anything else as logits "
-        "(unnormalised scores, turned into probabilities by the softmax).",
-    )
-    if pred_file is not None:
-        error = ui.load_upload(pred_file, labels_file, st.session_state["src__kind"])
+    ui.keep_upload("predictions", pred_file)
+    ui.keep_upload("labels", labels_file)
+    kept = ui.kept_uploads()
+    for role, box in (("predictions", c1), ("labels", c2)):
+        if role in kept and (pred_file if role == "predictions" else labels_file) is None:
+            box.caption(markdown("Kept from earlier: ", user(kept[role][0])))
+    info, error = ui.inspect_upload()
+    if error:
+        st.error(error, icon=":material/error:")
+    if info is not None:
+        if info.table:
+            st.markdown("**Columns:** " + ", ".join(code(c) for c in info.columns))
+            m1, m2 = st.columns(2)
+            m1.selectbox("Label column", [None, *info.columns], key="src__label_column", help=ui.HELP_SOURCE["label_column"],
+                         format_func=lambda c: ui.NO_LABEL_COLUMN if c is None else c)
+            m2.multiselect("Probability columns", list(info.columns), key="src__prob_columns",
+                           help=ui.HELP_SOURCE["prob_columns"])
+        m3, m4 = st.columns(2)
+        if ui.wants_positive(info):
+            m3.selectbox("Positive class", ui.positive_choices(info), key="src__positive", help=ui.HELP_SOURCE["positive"],
+                         format_func=lambda v: ui.GUESS_POSITIVE if v is None else v)
+        if ui.wants_class_names(info):
+            m3.text_input("Class names", key="src__class_names", help=ui.HELP_SOURCE["class_names"])
+        if info.table:
+            m4.multiselect("Grouping columns", ui.group_choices(info), key="src__group_columns",
+                           help=ui.HELP_SOURCE["group_columns"])
+    st.selectbox("The numbers are", list(ui.KIND_LABELS), key="src__kind", format_func=ui.KIND_LABELS.get,
+                 help=ui.HELP_SOURCE["kind"])
+    if info is not None:
+        error = ui.load_upload(info)
         if error:
             st.error(error, icon=":material/error:")
     if st.session_state.get("upload") is None:
@@ -55,5 +80,9 @@ for w in pred.warnings:
     st.warning(markdown(w), icon=":material/warning:")
 for n in pred.notes:
     st.caption(markdown(n))
-st.markdown("**Class balance** (share of labels per class)")
-st.bar_chart(ui.class_balance(pred), x="class", y="share", height=220)
+if ui.positive_class(pred):
+    st.markdown(f"**Positive class:** {code(pred.class_names[1])} (the other class: {code(pred.class_names[0])})")
+if pred.groups:
+    st.caption("Grouping columns kept: " + ", ".join(code(g) for g in pred.groups))
+st.markdown("**Class balance** (share of labels per class, in class order)")
+st.bar_chart(ui.class_balance(pred), x="class", y="share", height=220, sort=False)

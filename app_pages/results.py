@@ -15,8 +15,9 @@ results = ui.active_results()
 def show(results):
     notion = ui.notion_picker(results)
     res = results[notion]
-    st.caption(f"Data: {code(label)} ({res.config['n']:,} rows; {res.config['n_test']:,} held out). "
-               f"Computed in {res.config['seconds']:.1f} s.")
+    positive = ui.positive_class(pred)
+    st.caption(f"Data: {code(label)} ({res.config['n']:,} rows; {res.config['n_test']:,} held out"
+               + (f"; positive class {code(positive)}" if positive else "") + f"). Computed in {res.config['seconds']:.1f} s.")
 
     v = verdict(res)
     with st.container(border=True, key="verdict"):

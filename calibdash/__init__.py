@@ -35,6 +35,7 @@ _EXPORTS = {
     "NotFittedError": "calibdash.errors",
     "Predictions": "calibdash.io.loading",
     "load_predictions": "calibdash.io.loading",
+    "inspect_predictions": "calibdash.io.loading",
     "FAMILIES": "calibdash.estimators",
     "CalibrationEstimator": "calibdash.estimators",
     "EstimatorPath": "calibdash.estimators",

@@ -45,7 +45,7 @@ from calibdash.evaluation.config import resolve
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import parse_grid_text
 from calibdash.evaluation.pipeline import evaluate, evaluate_notions
-from calibdash.io.loading import load_predictions
+from calibdash.io.loading import KINDS, LOAD_OPTIONS, load_predictions
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
@@ -70,6 +70,11 @@ exit status:
      starting "calibdash: error:"
   3  an internal error, a bug in calibdash: a traceback and a request to report it
 """
+
+#: The command-line flag of each loader option (a refusal about an option names the flag).
+LOAD_FLAGS = {"kind": "--kind", "label_column": "--label-column", "prob_columns": "--prob-columns",
+              "positive": "--positive", "class_names": "--class-names", "group_columns": "--group-columns",
+              "labels": "--labels"}
 
 INTERNAL_ERROR = ("calibdash: internal error (a bug, not a problem with your input): please report it to the "
                   "calibdash maintainers with the command line you ran and the traceback above")
@@ -372,14 +377,30 @@ def _n_jobs(args):
 
 
 # ----------------------------------------------------------------------------- commands
-def _load(path, labels, kind, label_column):
-    pred = load_predictions(path, labels, kind=kind, label_column=label_column)
+def _load_options(args):
+    """The loader options given on the command line ({option: value}, None when not given)."""
+    lists = {"prob_columns", "class_names", "group_columns"}
+    options = {}
+    for option in LOAD_OPTIONS:
+        value = getattr(args, option, None)
+        if value is not None and option in lists:
+            value = _split_list(value)
+            if not value:
+                raise CLIError(f"{LOAD_FLAGS[option]} is empty; give comma-separated names.")
+        options[option] = value
+    return options
+
+
+def _load(path, labels, options):
+    """Load one file with the loader options ({option: value}); the record a result keeps of it."""
+    given = {k: v for k, v in options.items() if v is not None}
+    pred = load_predictions(path, labels, **given)
     record = {
         "predictions": str(Path(path).resolve()),
         "labels": str(Path(labels).resolve()) if labels else None,
-        "kind": kind,
-        "label_column": label_column,
+        **{k: options.get(k) for k in LOAD_OPTIONS},
     }
+    record["kind"] = record["kind"] or "auto"
     return pred, record
 
 
@@ -437,7 +458,8 @@ def cmd_evaluate(args):
     labels = labels * len(paths) if len(labels) == 1 else (labels or [None] * len(paths))
     names = _model_names(paths)
     # Every file is read and checked before the first (long) evaluation starts.
-    loaded = [_load(p, lab, args.kind, args.label_column) for p, lab in zip(paths, labels)]
+    options = _load_options(args)
+    loaded = [_load(p, lab, options) for p, lab in zip(paths, labels)]
     out = _prepare_out(args.out)
     settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.seed, n_jobs=_n_jobs(args))
     progress = Progress(enabled=not args.quiet)
@@ -542,23 +564,25 @@ def cmd_rerun(args):
     for name, results in models.items():
         for notion, old in results.items():
             recorded = old.config.get("input") or {}
+            # as recorded (a result written before an option existed records none: its default)
+            options = tuple((k, _hashable(recorded.get(k))) for k in LOAD_OPTIONS)
             if args.predictions:
                 path, labels = args.predictions, args.labels
-                kind, label_column = args.kind or recorded.get("kind", "auto"), recorded.get("label_column")
+                if args.kind:
+                    options = tuple((k, args.kind if k == "kind" else v) for k, v in options)
             else:
                 path, labels = recorded.get("predictions"), recorded.get("labels")
-                kind, label_column = recorded.get("kind", "auto"), recorded.get("label_column")
                 if not path:
                     raise CLIError(f"{args.result} does not record its input file ({name}, {notion}); "
                                    "pass it with --predictions FILE (and --labels FILE if separate).")
                 if not Path(path).exists():
                     raise CLIError(f"the recorded input {path} is missing; pass its new place with --predictions FILE.")
-            jobs.append((name, notion, old, path, labels, kind, label_column))
+            jobs.append((name, notion, old, path, labels, options))
     loaded = {}
-    for _name, _notion, old, path, labels, kind, label_column in jobs:
-        key = (path, labels, kind, label_column)
+    for _name, _notion, old, path, labels, options in jobs:
+        key = (path, labels, options)
         if key not in loaded:
-            loaded[key] = _load(path, labels, kind, label_column)
+            loaded[key] = _load(path, labels, {k: (list(v) if isinstance(v, tuple) else v) for k, v in options})
         pred, _ = loaded[key]
         want = old.config.get("data_sha256")
         if pred.sha256 != want:
@@ -569,8 +593,8 @@ def cmd_rerun(args):
     try:
         with _backend(args.dask_scheduler):
             reruns = {}
-            for name, notion, old, path, labels, kind, label_column in jobs:
-                pred, record = loaded[(path, labels, kind, label_column)]
+            for name, notion, old, path, labels, options in jobs:
+                pred, record = loaded[(path, labels, options)]
                 if name not in reruns:
                     reruns[name] = _rerun_model(name, [j[2] for j in jobs if j[0] == name], pred, args, progress)
                 new = reruns[name][notion]
@@ -600,6 +624,10 @@ def cmd_rerun(args):
         print(f"calibdash: the rerun differs from {args.result} in {len(all_diffs)} value(s).", file=sys.stderr)
         return 1
     return 0
+
+
+def _hashable(value):
+    return tuple(value) if isinstance(value, list) else value
 
 
 # ----------------------------------------------------------------------------- app
@@ -698,11 +726,26 @@ def build_parser():
     ev.add_argument("--labels", action="append", metavar="FILE",
                     help="true labels in a separate file (.npy, .npz, one-column text or Parquet); give it once for "
                          "all PREDICTIONS (models scored on the same test set) or once per file, in the same order")
-    ev.add_argument("--kind", choices=["auto", "logits", "probabilities"], default="auto",
-                    help="what the numbers are; auto (default) detects probabilities (non-negative rows summing to 1) "
-                         "and treats anything else as logits")
+    ev.add_argument("--kind", choices=KINDS, default="auto",
+                    help="what the numbers are; auto (default) reads non-negative rows summing to 1 as probabilities, "
+                         "rows summing to 100 as percentages and numbers with negative values as logits, and asks for "
+                         "the kind when in doubt")
     ev.add_argument("--label-column", metavar="NAME",
-                    help="the labels' column in a table (default: a column named label, labels, y, target, class, ...)")
+                    help="the labels' column in a table (default: a column named label, y, target, class, outcome, "
+                         "diagnosis, ..., else the only column of text)")
+    ev.add_argument("--prob-columns", metavar="LIST",
+                    help="comma-separated columns of probabilities (or percentages, logits), one per class in class "
+                         "order; one column is the positive class of a binary problem (default: the columns named "
+                         "like p_CLASS, prob_CLASS, CLASS_prob, P(CLASS) if any, else all but the label column)")
+    ev.add_argument("--positive", metavar="CLASS",
+                    help="with one probability column and labels given as names: the label it is the probability of "
+                         "(default: the class the column is named after, e.g. p_malignant -> malignant)")
+    ev.add_argument("--class-names", metavar="LIST",
+                    help="comma-separated class names in column order (one probability column: negative, positive); "
+                         "labels given as names are matched to them")
+    ev.add_argument("--group-columns", metavar="LIST",
+                    help="comma-separated columns of a table kept as grouping variables (e.g. a site); they do not "
+                         "change the numbers")
     ev.add_argument("--notion", action="append", metavar="NOTION",
                     help="notion of calibration: top-label, canonical or classwise; repeat the option or separate "
                          "with commas (--notion top-label,canonical); default: top-label and canonical, as in the app")
@@ -745,7 +788,7 @@ def build_parser():
     rr.add_argument("result", metavar="RESULT", help="result.json of an earlier run")
     rr.add_argument("--predictions", metavar="FILE", help="the predictions file, when it moved or is not recorded")
     rr.add_argument("--labels", metavar="FILE", help="its labels file, with --predictions, when separate")
-    rr.add_argument("--kind", choices=["auto", "logits", "probabilities"], default=None,
+    rr.add_argument("--kind", choices=KINDS, default=None,
                     help="with --predictions: what the numbers are (default: as recorded, else auto)")
     rr.add_argument("--out", metavar="DIR", help="also write the rerun's summary.csv, curves.csv, result.json and report.html here")
     rr.add_argument("--jobs", type=int, default=None, metavar="N", help="parallel tasks (-1: every core; default 1)")
@@ -774,7 +817,8 @@ def main(argv=None):
     except CalibdashError as e:  # CLIError included: bad data or a bad setting
         if getattr(e, "internal", False):  # the loader wrapped an exception it did not anticipate
             return _internal_error()
-        return _bad_input(str(e))
+        flag = LOAD_FLAGS.get(getattr(e, "option", None))
+        return _bad_input(str(e) + (f" (on the command line: {flag})" if flag else ""))
     except OSError as e:
         if _about_user_paths(e, args):
             where = e.filename2 if e.filename2 is not None else e.filename

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from calibdash.display.text import CLOSE, OPEN, split_marked, strip_marks
 
-__all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "check_is_fitted"]
+__all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "LoadNote", "check_is_fitted"]
 
 
 def _marked(parts):
@@ -63,21 +63,28 @@ class InputError(CalibdashError, ValueError):
         True when the loader hit an exception it did not anticipate and wrapped it.
         Such an error is still reported to the user as an ``InputError``, but it points
         at a gap in calibdash's own checks; the tests assert it never happens.
+    option : str, optional
+        The :func:`calibdash.load_predictions` option that resolves the problem (e.g.
+        ``"label_column"``), when the message asks for one. The message names it in Python
+        terms; the app and the command line use it to say what to do in their own terms.
 
     Attributes
     ----------
     parts : tuple of (str, bool)
         The message in pieces, each with whether it is user text.
+    option : str or None
+        See the parameter.
     """
 
-    def __init__(self, message, *, internal=False):
+    def __init__(self, message, *, internal=False, option=None):
         self.parts = tuple(split_marked(message))
         super().__init__(strip_marks(message))
         self.internal = bool(internal)
+        self.option = option
 
     def __reduce__(self):
         # The marks travel with a pickled error (to and from worker processes).
-        return (type(self), (_marked(self.parts),), {"internal": self.internal})
+        return (type(self), (_marked(self.parts),), {"internal": self.internal, "option": self.option})
 
 
 class LoadWarning(str):
@@ -97,7 +104,7 @@ class LoadWarning(str):
     ``"saturated"``
         Many probabilities are exactly 0 or 1.
     ``"kind-override"``
-        ``kind="logits"`` was forced on numbers that look like probabilities.
+        ``kind="logits"`` was forced on numbers that look like probabilities or percentages.
     ``"index-column"``
         An unnamed index column (as written by ``DataFrame.to_csv``) was dropped.
     """
@@ -112,4 +119,15 @@ class LoadWarning(str):
         return self
 
     def __reduce__(self):
-        return (LoadWarning, (self.code, _marked(self.parts)))
+        return (type(self), (self.code, _marked(self.parts)))
+
+
+class LoadNote(LoadWarning):
+    """A neutral remark on how the loader read the input (``Predictions.notes``): a guess it
+    made or a conversion it applied. Built like :class:`LoadWarning` (text, ``code``, ``parts``).
+
+    The codes: ``"label-column"``, ``"prob-columns"``, ``"class-names"`` and ``"positive"``
+    (a column-mapping guess), ``"percent"`` (values divided by 100), ``"renormalised"``
+    (low-precision rows rescaled), ``"float16"`` and ``"by-name"`` (integer labels matched to
+    numeric class names).
+    """

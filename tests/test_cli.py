@@ -293,7 +293,8 @@ def test_help_explains_every_option():
         for action in p._actions:
             assert action.help, f"{name}: {action.dest} has no help"
     proc = run_cli("evaluate", "--help", check=0)
-    for option in ("--labels", "--kind", "--label-column", "--notion", "--estimators", "--grid", "--test-size", "--folds",
+    for option in ("--labels", "--kind", "--label-column", "--prob-columns", "--positive", "--class-names",
+                   "--group-columns", "--notion", "--estimators", "--grid", "--test-size", "--folds",
                    "--seed", "--jobs", "--dask-scheduler", "--out", "--title", "--quiet"):
         assert option in proc.stdout
     assert "rerun" in parser.format_help() and "evaluate" in parser.format_help()
@@ -406,3 +407,61 @@ def test_an_out_file_that_cannot_be_written_is_bad_input(tmp_path, capsys):
 def test_help_states_the_exit_statuses():
     text = build_parser().format_help()
     assert "exit status:" in text and "3  an internal error, a bug in calibdash" in text
+
+
+def clinical_csv(path, n=600, seed=4):
+    """A clinical table the loader cannot read without a mapping: a probability column named
+    'score', the labels as words in 'dx', and a site."""
+    rng = np.random.default_rng(seed)
+    p = rng.beta(0.7, 0.7, n)
+    pd.DataFrame({"score": p, "dx": np.where(rng.random(n) < p, "malignant", "benign"),
+                  "site": rng.choice(["north", "south"], n)}).to_csv(path, index=False)
+    return path
+
+
+def test_column_mapping_flags_are_recorded_and_rerun(tmp_path, capsys):
+    from calibdash.cli import main
+
+    csv = clinical_csv(tmp_path / "clinic.csv")
+    out = tmp_path / "out"
+    small = ["--notion", "top-label", "--estimators", "bins", "--grid", "bins.n_bins=5,10", "--others", "none",
+             "--folds", "2", "--quiet", "--out", str(out)]
+    # without the mapping: one line naming the flag that answers the question
+    assert main(["evaluate", str(csv), *small]) == 2
+    err = capsys.readouterr().err
+    assert "'dx', 'site'" in err and "(on the command line: --label-column)" in err and not out.exists()
+    assert main(["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", *small]) == 2
+    assert "(on the command line: --positive)" in capsys.readouterr().err
+    args = ["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", "--positive", "malignant",
+            "--group-columns", "site", *small]
+    assert main(args) == 0
+    recorded = json.loads((out / "result.json").read_text())
+    (res,) = load_run(out / "result.json")["clinic"].values()
+    assert res.config["input"]["label_column"] == "dx" and res.config["input"]["prob_columns"] == ["score"]
+    assert res.config["input"]["positive"] == "malignant" and res.config["input"]["group_columns"] == ["site"]
+    want = cd.load_predictions(csv, label_column="dx", prob_columns=["score"], positive="malignant")
+    assert res.config["data_sha256"] == want.sha256 and recorded
+    assert "malignant" in (out / "report.html").read_text()
+    capsys.readouterr()
+    assert main(["rerun", str(out / "result.json"), "--quiet"]) == 0, capsys.readouterr().err
+    # --class-names says the same in column order (negative, positive)
+    assert main(["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", "--class-names",
+                 "benign,malignant", *small]) == 0
+    (res2,) = load_run(out / "result.json")["clinic"].values()
+    assert res2.config["data_sha256"] == want.sha256 and res2.config["input"]["class_names"] == ["benign", "malignant"]
+
+
+def test_percent_kind_on_the_command_line(tmp_path, capsys):
+    from calibdash.cli import main
+
+    rng = np.random.default_rng(2)
+    p = rng.beta(0.7, 0.7, 400)
+    path = tmp_path / "pct.csv"
+    pd.DataFrame({"p_malignant": np.round(100 * p, 1), "diagnosis": np.where(rng.random(400) < p, "malignant", "benign")}
+                 ).to_csv(path, index=False)
+    small = ["--notion", "top-label", "--estimators", "bins", "--grid", "bins.n_bins=5", "--others", "none",
+             "--folds", "2", "--quiet", "--out", str(tmp_path / "out")]
+    assert main(["evaluate", str(path), "--kind", "probabilities", *small]) == 2
+    assert "kind='percent'" in capsys.readouterr().err
+    assert main(["evaluate", str(path), "--kind", "percent", *small]) == 0
+    assert main(["evaluate", str(path), *small]) == 0  # detected, with a note

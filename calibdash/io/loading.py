@@ -14,16 +14,18 @@ from __future__ import annotations
 
 import hashlib
 import re
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
 from calibdash.display.text import quoted, user
-from calibdash.errors import CalibdashError, InputError, LoadWarning
+from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning
 from calibdash.io import formats
 
-__all__ = ["Predictions", "load_predictions", "MAX_FILE_BYTES", "MAX_MEMORY_BYTES"]
+__all__ = ["Predictions", "load_predictions", "inspect_predictions", "Inspection", "KINDS", "LOAD_OPTIONS",
+           "MAX_FILE_BYTES", "MAX_MEMORY_BYTES"]
 
 #: Default limit on the size of a file (or bytes / upload) given to the loader.
 MAX_FILE_BYTES = 500 * 10**6
@@ -39,7 +41,18 @@ _FOLDS = 5
 # hard labels, and most calibration estimators have little to work with.
 SATURATED_FRACTION = 0.10
 
-_KINDS = ("auto", "logits", "probabilities")
+#: The readings of the numbers: detected, or chosen by the caller.
+KINDS = ("auto", "probabilities", "percent", "logits")
+#: The options of :func:`load_predictions` that decide how a source is read (a run records them).
+LOAD_OPTIONS = ("kind", "label_column", "prob_columns", "positive", "class_names", "group_columns")
+# Rows of low-precision probabilities (float16, or rounded before saving) sum to 1 within
+# this; they are renormalised, with a note, rather than read as logits.
+LOW_PRECISION_TOLERANCE = 1e-3
+# A binary auto-logits reading is doubted when its accuracy is below 50% and this far
+# below its mean confidence: confidently wrong more often than right.
+DOUBT_GAP = 0.4
+# At most this many distinct label values are listed by inspect_predictions.
+MAX_LABEL_VALUES = 50
 _HASH_TAG = b"calibdash.Predictions.v1\0"
 
 
@@ -80,7 +93,7 @@ class Predictions:
         True class indices in ``[0, d)``. Read-only.
     class_names : tuple of str
         One name per column of ``probs`` (``"0"``, ``"1"``, ... when none were given).
-    kind : {"logits", "probabilities"}
+    kind : {"logits", "probabilities", "percent"}
         What the input numbers were.
     kind_detected : bool
         True if ``kind`` was detected from the numbers, False if the caller said so.
@@ -91,7 +104,11 @@ class Predictions:
         Reservations about the data (:class:`~calibdash.errors.LoadWarning` strings,
         each with a ``code``).
     notes : tuple of str
-        Neutral remarks on how the input was interpreted.
+        Neutral remarks on how the input was interpreted, every guess among them
+        (:class:`~calibdash.errors.LoadNote` strings, each with a ``code``).
+    groups : mapping of str to ndarray of str
+        Grouping columns kept from a table (``group_columns``): column name -> one string
+        per row (missing values as ``""``). Read-only; not part of ``sha256``.
     sha256 : str
         Hex digest of the canonical bytes of ``probs``, ``labels`` and their shape; equal
         for equal numbers whatever the file format.
@@ -105,6 +122,7 @@ class Predictions:
     source_name: str = "the input"
     warnings: tuple = ()
     notes: tuple = ()
+    groups: types.MappingProxyType = field(default_factory=dict)
     sha256: str = field(init=False)
 
     def __post_init__(self):
@@ -124,6 +142,12 @@ class Predictions:
         object.__setattr__(self, "source_name", str(self.source_name))
         object.__setattr__(self, "warnings", tuple(self.warnings))
         object.__setattr__(self, "notes", tuple(self.notes))
+        groups = {}
+        for col, values in dict(self.groups).items():
+            values = np.array(values, dtype=str)
+            values.flags.writeable = False
+            groups[str(col)] = values
+        object.__setattr__(self, "groups", types.MappingProxyType(groups))
         object.__setattr__(self, "sha256", canonical_sha256(probs, labels))
 
     def __reduce__(self):
@@ -132,7 +156,7 @@ class Predictions:
         return (
             Predictions,
             (self.probs, self.labels, self.class_names, self.kind, self.kind_detected,
-             self.source_name, self.warnings, self.notes),
+             self.source_name, self.warnings, self.notes, dict(self.groups)),
         )
 
     @property
@@ -173,6 +197,8 @@ class Predictions:
         how = "detected" if self.kind_detected else "as told"
         if self.kind == "probabilities":
             conv = "rows renormalised to sum to 1 at float64 precision"
+        elif self.kind == "percent":
+            conv = "divided by 100, rows renormalised to sum to 1 at float64 precision"
         else:
             conv = "converted to probabilities with a float64 softmax"
         counts = np.bincount(self.labels, minlength=self.d)
@@ -196,6 +222,10 @@ class Predictions:
             f"accuracy {self.accuracy:.2%}, mean confidence {self.mean_confidence:.2%}",
             balance,
         ]
+        if self.d == 2 and not default:
+            lines.append(f"positive class: {self.class_names[1]!r} (the probability of class 1)")
+        if self.groups:
+            lines.append(f"grouping columns: {', '.join(map(repr, self.groups))}")
         lines += [f"note: {s}" for s in self.notes]
         lines += [f"warning: {s}" for s in self.warnings] or ["warnings: none"]
         return "\n".join(lines)
@@ -211,6 +241,9 @@ def load_predictions(
     kind="auto",
     class_names=None,
     label_column=None,
+    prob_columns=None,
+    positive=None,
+    group_columns=None,
     header=None,
     npz_keys=None,
     name=None,
@@ -231,18 +264,35 @@ def load_predictions(
     labels : str, path-like, bytes, file-like or array-like, optional
         True labels, when ``source`` does not hold them: integers in ``[0, d)`` or class
         names. A file may be ``.npy``, ``.npz``, a one-column text file or Parquet.
-    kind : {"auto", "logits", "probabilities"}, default="auto"
-        What the numbers are. ``"auto"`` detects probabilities (non-negative rows summing
-        to 1 within ``calibdash.core.simplex.ROW_SUM_TOLERANCE``) and treats anything else
-        as logits.
+    kind : {"auto", "probabilities", "percent", "logits"}, default="auto"
+        What the numbers are. ``"auto"`` reads non-negative rows summing to 1 (within
+        ``calibdash.core.simplex.ROW_SUM_TOLERANCE``, or within ``LOW_PRECISION_TOLERANCE``
+        with a note) as probabilities, rows summing to 100 (or one column in [0, 100] with
+        values above 1) as percentages, and numbers with negative values as logits. It
+        refuses, asking for the kind, what it cannot read with confidence: non-negative
+        numbers that are neither (logits are rarely all non-negative), and one column of
+        logits that would be confidently wrong more often than right.
     class_names : sequence of str, optional
-        One name per class, in column order. Must match a table's class-column names when
-        the table has a header; needed to read labels given as names when the file does
-        not name its classes.
+        One name per class, in column order (for one probability column: the negative
+        class, then the positive one). Must match a table's class-column names when the
+        table has a header; labels given as names are matched to them.
     label_column : str or int, optional
         Column holding the labels in a table, by name or 0-based position. Default: the
-        column named label, labels, y, target, targets, ground_truth, class or true_label;
-        for a headerless file, the last column (unless ``labels`` is given).
+        column named label, labels, y, target, class, outcome, diagnosis, truth, ... (see
+        ``calibdash.io.formats.LABEL_COLUMN_NAMES``), else the only column of text (with a
+        note); for a headerless file, the last column (unless ``labels`` is given).
+    prob_columns : sequence of str or int, optional
+        The table's columns of probabilities, percentages or logits, one per class in
+        class order (one column: the positive class of a binary problem). Default: the
+        columns named after a class (``p_cat``, ``prob_cat``, ``cat_prob``, ``P(cat)``) when
+        some are, with a note, else every column but the label and grouping columns.
+    positive : str or int, optional
+        For one probability column with labels given as names: the label value the column
+        is the probability of. Default: the class the column is named after (``p_malignant``
+        -> ``"malignant"``), with a note; the other label value is the negative class.
+    group_columns : sequence of str or int, optional
+        Columns of a table kept as grouping variables (``Predictions.groups``), e.g. a
+        hospital site; they are not part of the predictions or their hash.
     header : bool, optional
         Whether a text file's first line is a header. Default: sniffed (a first line with
         non-numeric class fields is a header).
@@ -285,6 +335,7 @@ def load_predictions(
         return _load(
             source, labels, kind, class_names,
             label_column=label_column, header=header, npz_keys=npz_keys, name=name,
+            prob_columns=prob_columns, positive=positive, group_columns=group_columns,
             max_bytes=MAX_FILE_BYTES if max_bytes is None else max_bytes,
             max_memory_bytes=MAX_MEMORY_BYTES if max_memory_bytes is None else max_memory_bytes,
         )
@@ -306,9 +357,157 @@ def load_predictions(
         ) from e
 
 
+@dataclass(frozen=True)
+class Inspection:
+    """What :func:`inspect_predictions` found in a source and what the loader would guess.
+
+    Attributes
+    ----------
+    table : bool
+        Whether the source is a table (CSV/TSV/Parquet/DataFrame), whose columns can be mapped.
+    columns, numeric : tuple of str
+        The table's columns (positions as text for a file without header), and those of numbers.
+    label_candidates : tuple of str
+        Columns that could hold the labels (named like labels, else the columns of text).
+    label_column : str or None
+        The guessed label column (None: none or several fit, or the labels are separate).
+    prob_columns : tuple of str
+        The guessed probability (or logit) columns.
+    n_scores : int or None
+        Number of probability columns (1: one column for the positive class of a binary
+        problem); None when unknown.
+    label_values : tuple of str
+        Distinct label values, sorted, at most ``MAX_LABEL_VALUES``.
+    label_values_complete : bool
+        False when there are more distinct labels than listed.
+    class_names : tuple of str or None
+        The guessed class names, in column order (one column: negative, then positive class).
+    positive : str or None
+        The guessed positive class of one probability column with labels given as names.
+    notes : tuple of str
+        The guesses made, as :attr:`Predictions.notes` would say them.
+    problem : InputError or None
+        Why a load with the guesses would be refused, when it would (e.g. an ambiguous label column).
+    """
+
+    table: bool
+    columns: tuple = ()
+    numeric: tuple = ()
+    label_candidates: tuple = ()
+    label_column: str | None = None
+    prob_columns: tuple = ()
+    n_scores: int | None = None
+    label_values: tuple = ()
+    label_values_complete: bool = True
+    class_names: tuple | None = None
+    positive: str | None = None
+    notes: tuple = ()
+    problem: InputError | None = None
+
+
+def inspect_predictions(source, labels=None, *, label_column=None, prob_columns=None, header=None, name=None,
+                        max_bytes=None, max_memory_bytes=None):
+    """Look at a source before loading it: its columns and what :func:`load_predictions` would guess.
+
+    The app prefills its column controls from this. Arguments as for :func:`load_predictions`;
+    ``label_column`` and ``prob_columns``, when given, are taken as chosen and the rest is
+    guessed around them.
+
+    Returns
+    -------
+    Inspection
+
+    Raises
+    ------
+    InputError
+        When the source cannot be read at all (the guesses themselves never raise; see
+        ``Inspection.problem``).
+    """
+    import pandas as pd
+
+    max_bytes = MAX_FILE_BYTES if max_bytes is None else max_bytes
+    max_memory_bytes = MAX_MEMORY_BYTES if max_memory_bytes is None else max_memory_bytes
+    labels_given = labels is not None
+    table = None
+    if isinstance(source, pd.DataFrame):
+        shown = user(name) if name else "the DataFrame"
+        table = formats.parse_dataframe(source, shown, label_column=None, labels_separate=True, role="table")
+    elif formats.is_file_source(source):
+        blob = formats.read_blob(source, name=name, default_name="the predictions data", max_bytes=max_bytes)
+        shown = blob.name
+        if formats.is_table(blob):
+            table = formats.read_table(blob, header=header, max_memory_bytes=max_memory_bytes)
+    if table is None:
+        return _inspect_arrays(source, labels, name, header, max_bytes, max_memory_bytes)
+    frame, names = table
+    found = formats.inspect_table(frame, names, shown, label_column=label_column, prob_columns=prob_columns,
+                                  labels_separate=labels_given)
+    notes = list(found.pop("notes"))
+    if labels_given:
+        y, y_where = _read_labels(labels, max_bytes, max_memory_bytes)
+    elif found["label_column"] is not None:
+        j = found["columns"].index(found["label_column"])
+        y = formats.column_values(frame.iloc[:, j])
+        y_where = formats.Where(shown, columns=[found["label_column"]], positions=[j])
+    else:
+        y = y_where = None
+    probs = found["prob_columns"]
+    class_names = positive = None
+    if len(probs) > 1 and names is not None:
+        class_names = formats.class_names_of_columns(probs, notes)
+    elif len(probs) == 1 and y is not None:
+        parsed = formats.Parsed(scores=np.empty((0, 1)), where=formats.Where(shown),
+                                score_names=probs if names is not None else None)
+        try:
+            names2, explicit = _binary_names(np.asarray(y), y_where, None, parsed, notes)
+        except InputError as e:
+            found["problem"] = found["problem"] or e
+        else:
+            class_names, positive = names2, (names2[1] if explicit else None)
+    values, complete = _distinct_labels(y)
+    return Inspection(table=True, n_scores=len(probs), label_values=values, label_values_complete=complete,
+                      class_names=class_names, positive=positive, notes=tuple(notes), **found)
+
+
+def _distinct_labels(y):
+    if y is None:
+        return (), True
+    y = np.asarray(y)
+    if y.ndim != 1:
+        return (), False
+    texts = {("" if v is None else str(v.decode("utf-8", "replace") if isinstance(v, bytes) else
+              (int(v) if isinstance(v, float) and v.is_integer() else v)).strip()) for v in y.tolist()}
+    ordered = sorted(texts, key=lambda t: (not _INT_NAME.fullmatch(t), int(t) if _INT_NAME.fullmatch(t) else 0, t))
+    return tuple(ordered[:MAX_LABEL_VALUES]), len(ordered) <= MAX_LABEL_VALUES
+
+
+def _inspect_arrays(source, labels, name, header, max_bytes, max_memory_bytes):
+    """Inspection of a source that is not a table: how many score columns, which labels."""
+    try:
+        parsed = _load_parsed(source, labels, name=name, header=header, max_bytes=max_bytes,
+                              max_memory_bytes=max_memory_bytes)
+    except InputError as e:
+        return Inspection(table=False, problem=e)
+    scores = np.asarray(parsed.scores)
+    n_scores = 1 if scores.ndim == 1 else (scores.shape[1] if scores.ndim == 2 else None)
+    y = _read_labels(labels, max_bytes, max_memory_bytes)[0] if labels is not None else parsed.labels
+    values, complete = _distinct_labels(y)
+    return Inspection(table=False, n_scores=n_scores, label_values=values, label_values_complete=complete,
+                      class_names=parsed.class_names)
+
+
+def _load_parsed(source, labels, *, name, header, max_bytes, max_memory_bytes):
+    if formats.is_file_source(source):
+        blob = formats.read_blob(source, name=name, default_name="the predictions data", max_bytes=max_bytes)
+        return formats.parse_predictions(blob, header=header, label_column=None, npz_keys=None,
+                                         labels_separate=labels is not None, max_memory_bytes=max_memory_bytes)
+    shown = user(name) if name else "the predictions array"
+    return formats.Parsed(scores=_as_array(source, shown, max_memory_bytes), where=formats.Where(shown))
+
+
 def _check_options(kind, header, max_bytes, max_memory_bytes):
-    if not isinstance(kind, str) or kind not in _KINDS:
-        raise InputError(f"kind must be one of {', '.join(map(repr, _KINDS))}; got {kind!r}.")
+    if not isinstance(kind, str) or kind not in KINDS:
+        raise InputError(f"kind must be one of {', '.join(map(repr, KINDS))}; got {kind!r}.")
     if header is not None and not isinstance(header, bool):
         raise InputError(f"header must be True, False or None (sniff); got {header!r}.")
     for opt, value in (("max_bytes", max_bytes), ("max_memory_bytes", max_memory_bytes)):
@@ -317,15 +516,16 @@ def _check_options(kind, header, max_bytes, max_memory_bytes):
 
 
 def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, name,
-          max_bytes, max_memory_bytes):
+          max_bytes, max_memory_bytes, prob_columns, positive, group_columns):
     import pandas as pd
 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
+    columns = {"prob_columns": prob_columns, "group_columns": group_columns}
     if isinstance(source, pd.DataFrame):
         shown = user(name) if name else "the DataFrame"
         parsed = formats.parse_dataframe(
-            source, shown, label_column=label_column, labels_separate=labels_given
+            source, shown, label_column=label_column, labels_separate=labels_given, **columns
         )
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data",
@@ -333,12 +533,14 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
         shown = blob.name
         parsed = formats.parse_predictions(
             blob, header=header, label_column=label_column, npz_keys=npz_keys,
-            labels_separate=labels_given, max_memory_bytes=max_memory_bytes,
+            labels_separate=labels_given, max_memory_bytes=max_memory_bytes, **columns,
         )
     else:
         shown = user(name) if name else "the predictions array"
-        if label_column is not None:
-            raise InputError("label_column applies to tables (CSV/TSV/Parquet/DataFrame), not arrays.")
+        for option, value in (("label_column", label_column), *columns.items()):
+            if value is not None:
+                raise InputError(f"{option} applies to tables (CSV/TSV/Parquet/DataFrame), not arrays.",
+                                 option=option)
         parsed = formats.Parsed(
             scores=_as_array(source, shown, max_memory_bytes), where=formats.Where(shown)
         )
@@ -350,9 +552,9 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
     else:
         raise InputError(
             f"{shown} holds no labels; pass them with labels=... (a file or an array), or put "
-            "them in a 'label' column."
+            "them in a 'label' column.", option="labels",
         )
-    return _interpret(parsed, y, y_where, kind, class_names, shown)
+    return _interpret(parsed, y, y_where, kind, class_names, positive, shown)
 
 
 def _as_array(obj, shown, max_memory_bytes):
@@ -413,7 +615,7 @@ def _read_labels(labels, max_bytes, max_memory_bytes):
 # --------------------------------------------------------------------------- interpretation
 
 
-def _interpret(parsed, y, y_where, kind, class_names, shown):
+def _interpret(parsed, y, y_where, kind, class_names, positive, shown):
     X, where = parsed.scores, parsed.where
     if X.dtype.kind not in "biuf":
         raise InputError(
@@ -451,6 +653,7 @@ def _interpret(parsed, y, y_where, kind, class_names, shown):
             f"{y.shape[0]:,} labels; both must describe the same samples in the same order."
         )
 
+    float16 = X.dtype == np.float16
     X = np.ascontiguousarray(X.reshape(n, -1), dtype=np.float64)
     bad = ~np.isfinite(X)
     if bad.any():
@@ -459,28 +662,43 @@ def _interpret(parsed, y, y_where, kind, class_names, shown):
             f"{where.cell(i, j)} is {X[i, j]}: NaN and infinite values cannot be assessed. "
             "Fix or drop that row (and its label)."
         )
+    d = 2 if binary else X.shape[1]
+
+    notes = list(parsed.notes)
+    if positive is not None and not binary:
+        raise InputError(
+            f"positive applies to a single probability column (a binary problem); {where.name} has {d} "
+            "class columns, named by class_names or the header.", option="positive",
+        )
+    if binary and class_names is None:
+        names, explicit = _binary_names(y, y_where, positive, parsed, notes)
+    else:
+        names = _class_names(class_names, parsed, d, binary)
+        explicit = class_names is not None or (parsed.class_names is not None and not binary)
+        if binary and positive is not None and str(positive).strip() != names[1]:
+            raise InputError(
+                f"positive={quoted(positive)} is not the second of class_names {formats.preview(names)} "
+                "(for one probability column: the negative class, then the positive one).", option="positive",
+            )
+    labels, by_name = _labels(y, y_where, names, d, explicit_names=explicit)
+    if by_name:
+        notes.append(LoadNote("by-name", "integer labels were matched to the class names (the columns are named by number)"))
 
     warnings = list(parsed.warnings)
     # Sums of huge logits may overflow to inf; that only marks them as not probabilities.
     with np.errstate(over="ignore", invalid="ignore"):
         if binary:
-            probs, kind_out = _binary(X[:, 0], kind, where, warnings)
+            probs, kind_out = _binary(X[:, 0], kind, where, labels, warnings, notes, float16)
         else:
-            probs, kind_out = _multiclass(X, kind, where, warnings)
-    d = probs.shape[1]
+            probs, kind_out = _multiclass(X, kind, where, labels, warnings, notes, float16)
 
-    names = _class_names(class_names, parsed, d, binary)
-    explicit = class_names is not None or (parsed.class_names is not None and not binary)
-    labels, by_name = _labels(y, y_where, names, d, explicit_names=explicit)
-    notes = []
-    if by_name:
-        notes.append("integer labels were matched to the class names (the columns are named by number)")
     warnings += _warnings(probs, labels, names, explicit_names=explicit)
     probs.flags.writeable = False
     labels.flags.writeable = False
     return Predictions(
         probs=probs, labels=labels, class_names=names, kind=kind_out,
         kind_detected=kind == "auto", source_name=shown, warnings=warnings, notes=notes,
+        groups=parsed.groups,
     )
 
 
@@ -497,32 +715,112 @@ def _softmax(Z):
         return _normalise(softmax(Z, axis=1))
 
 
-def _binary(z, kind, where, warnings):
+def _reading(X, kind):
+    """Probabilities from ``X`` (n x 1 for the positive class of a binary problem, else
+    n x d) read as ``kind``, without any check."""
+    if X.shape[1] == 1:
+        z = X[:, 0]
+        if kind == "logits":
+            return _softmax(np.column_stack([np.zeros_like(z), z]))
+        z = z / 100 if kind == "percent" else z
+        return _normalise(np.column_stack([1.0 - z, z]))
+    if kind == "logits":
+        return _softmax(X)
+    return _normalise(X / 100 if kind == "percent" else X)
+
+
+def _accuracy(P, labels):
+    return float(np.mean(np.argmax(P, axis=1) == labels))
+
+
+def _readings_text(X, labels, kinds):
+    """What each reading would give, for a message asking the caller to choose."""
+    parts = []
+    for k in kinds:
+        P = _reading(X, k)
+        parts.append(f"as {k}, accuracy {_accuracy(P, labels):.1%} and mean confidence "
+                     f"{float(np.mean(P.max(axis=1))):.1%}")
+    return "; ".join(parts)
+
+
+def _renormalised_note(where, dev, float16, unit="1"):
+    origin = "float16 values" if float16 else "rounded values"
+    return LoadNote("renormalised", f"{where.name}: the rows sum to {unit} only within {dev:.2g} ({origin}); they "
+                    f"were renormalised to sum to {unit} exactly (largest change of a row sum: {dev:.2g})")
+
+
+def _binary(z, kind, where, labels, warnings, notes, float16):
     in01 = (z >= 0) & (z <= 1)
+    in100 = (z >= 0) & (z <= 100)
+    X = z[:, None]
     if kind == "probabilities" and not in01.all():
         i = int(np.argmin(in01))
+        pct = (" The values lie in [0, 100]: if they are percentages, choose kind='percent'."
+               if in100.all() else "")
         raise InputError(
             f"{where.at(i)} is {z[i]:.6g}, outside [0, 1], so this single column cannot be "
-            "the probability of the positive class (kind='probabilities' was given). If the "
-            "values are logits, pass kind='logits' or kind='auto'."
+            f"the probability of the positive class (kind='probabilities' was given).{pct} If the "
+            "values are logits, pass kind='logits' or kind='auto'.", option="kind",
         )
-    if kind == "probabilities" or (kind == "auto" and in01.all()):
-        return _normalise(np.column_stack([1.0 - z, z])), "probabilities"
-    if kind == "logits" and in01.all():
+    if kind == "percent" and not in100.all():
+        i = int(np.argmin(in100))
+        raise InputError(
+            f"{where.at(i)} is {z[i]:.6g}, outside [0, 100], so this single column cannot be the "
+            "percentage of the positive class (kind='percent' was given). If the values are "
+            "logits, pass kind='logits'.", option="kind",
+        )
+    if kind == "auto":
+        if in01.all():
+            kind = "probabilities"
+        elif in100.all():
+            notes.append(LoadNote("percent", f"{where.name}: every value lies in [0, 100], some above 1, so they were "
+                                  "read as percentages of the positive class and divided by 100"))
+            kind = "percent"
+        elif (z >= 0).all():
+            raise InputError(
+                f"{where.name}: every value is non-negative, but some exceed 100 (up to {z.max():.6g}), so "
+                "they are neither probabilities nor percentages, and as logits every row would predict the "
+                f"positive class ({_readings_text(X, labels, ['logits'])}). calibdash does not guess: "
+                "choose the kind explicitly (kind='logits' if they are logits).", option="kind",
+            )
+        else:
+            P = _reading(X, "logits")
+            acc, conf = _accuracy(P, labels), float(np.mean(P.max(axis=1)))
+            if acc < 0.5 and conf - acc > DOUBT_GAP:
+                raise InputError(
+                    f"{where.name} read as logits gives accuracy {acc:.1%} with mean confidence {conf:.1%}: "
+                    "confidently wrong more often than right, which suggests a misreading (a swapped "
+                    "positive class, or labels in another order). Check which class the column is the "
+                    "probability of (positive=...); if the reading is right, choose kind='logits' "
+                    "explicitly.", option="kind",
+                )
+            kind = "logits"
+            return P, kind
+    elif kind == "logits" and (in01.all() or in100.all()):
+        what = "a probability" if in01.all() else "a percentage"
         warnings.append(LoadWarning(
             "kind-override",
-            f"{where.name}: every value lies in [0, 1] like a probability, but kind='logits' "
-            "was given, so they were passed through a sigmoid; check this is intended.",
+            f"{where.name}: every value lies in [{'0, 1' if in01.all() else '0, 100'}] like {what}, but "
+            "kind='logits' was given, so they were passed through a sigmoid; check this is intended.",
         ))
-    return _softmax(np.column_stack([np.zeros_like(z), z])), "logits"
+    if float16 and kind != "logits":
+        notes.append(LoadNote("float16", f"{where.name}: float16 values (about 3 significant digits)"))
+    return _reading(X, kind), kind
 
 
-def _multiclass(X, kind, where, warnings):
+def _multiclass(X, kind, where, labels, warnings, notes, float16):
     neg = X < 0
     row_neg = neg.any(axis=1)
     sums = X.sum(axis=1)
-    off = np.abs(sums - 1.0) > ROW_SUM_TOLERANCE
-    looks_prob = not row_neg.any() and not off.any()
+    dev1 = np.abs(sums - 1.0)
+    dev100 = np.abs(sums - 100.0) / 100
+    off = dev1 > ROW_SUM_TOLERANCE
+    # rows of (possibly low-precision) probabilities or percentages; the slack keeps rows
+    # rounded to 3 decimals that sum to 0.999 in exact arithmetic on the accepted side
+    tol = LOW_PRECISION_TOLERANCE + 1e-12
+    close = dev1 <= tol
+    percent_rows = (dev100 <= tol) & (X <= 100).all(axis=1)
+    nonneg = not row_neg.any()
     if kind == "probabilities" or (kind == "auto" and not off.any() and row_neg.any()):
         if row_neg.any():
             i, j = divmod(int(np.argmax(neg.ravel())), X.shape[1])
@@ -533,34 +831,138 @@ def _multiclass(X, kind, where, warnings):
             raise InputError(
                 f"{where.cell(i, j)} is {X[i, j]:.6g}: negative probabilities are impossible "
                 f"({why}). Clip tiny negative values at 0 (np.clip(P, 0, None)) before saving, "
-                "or, if these numbers are logits, pass kind='logits'."
+                "or, if these numbers are logits, pass kind='logits'.", option="kind",
             )
-        if off.any():
-            i = int(np.argmax(off))
+        if not close.all():
+            i = int(np.argmin(close))
+            pct = (" Every row sums to 100: if these are percentages, choose kind='percent'."
+                   if percent_rows.all() else "")
             raise InputError(
                 f"{where.row(i)} sums to {sums[i]:.9g}, not 1 (tolerance {ROW_SUM_TOLERANCE:g}), "
-                "so these rows are not probabilities (kind='probabilities' was given). If they "
-                "are logits or scores, pass kind='logits' or kind='auto'."
+                f"so these rows are not probabilities (kind='probabilities' was given).{pct} If they "
+                "are logits or scores, pass kind='logits' or kind='auto'.", option="kind",
             )
-    if kind == "probabilities" or (kind == "auto" and looks_prob):
-        return _normalise(X), "probabilities"
-    if kind == "logits" and looks_prob:
-        warnings.append(LoadWarning(
-            "kind-override",
-            f"{where.name}: every row is non-negative and sums to 1 like probabilities, but "
-            "kind='logits' was given, so a softmax was applied on top; check this is intended.",
-        ))
-    elif kind == "auto" and not row_neg.any() and np.mean(off) < 0.01 and (X <= 1).all():
-        i = int(np.argmax(off))
-        more = int(off.sum()) - 1
-        also = f" (and {more} more row{'s' if more > 1 else ''})" if more else ""
-        warnings.append(LoadWarning(
-            "kind-doubt",
-            f"{where.name}: the numbers look like probabilities except that {where.row(i)}"
-            f"{also} does not sum to 1 (sum {sums[i]:.9g}), so all rows were treated as "
-            "logits. Pass kind='probabilities' to be told which rows are wrong.",
-        ))
-    return _softmax(X), "logits"
+    if kind == "percent":
+        bad = neg | (X > 100)
+        if bad.any():
+            i, j = divmod(int(np.argmax(bad.ravel())), X.shape[1])
+            raise InputError(
+                f"{where.cell(i, j)} is {X[i, j]:.6g}, outside [0, 100], so these are not percentages "
+                "(kind='percent' was given). If they are logits, pass kind='logits'.", option="kind",
+            )
+        if not percent_rows.all():
+            i = int(np.argmin(percent_rows))
+            prob = (" Every row sums to 1: if these are probabilities, choose kind='probabilities'."
+                    if close.all() else "")
+            raise InputError(
+                f"{where.row(i)} sums to {sums[i]:.9g}, not 100, so these rows are not percentages "
+                f"(kind='percent' was given).{prob}", option="kind",
+            )
+    if kind == "auto" and nonneg:
+        if close.all():
+            kind = "probabilities"
+        elif percent_rows.all():
+            notes.append(LoadNote("percent", f"{where.name}: every row sums to 100, so the values were read as "
+                                  "percentages and divided by 100"))
+            kind = "percent"
+        else:
+            i = int(np.argmax(~close))
+            raise InputError(
+                f"{where.name}: every value is non-negative, but {where.row(i)} sums to {sums[i]:.9g}, "
+                "neither 1 (probabilities) nor 100 (percentages); logits are rarely all non-negative, so "
+                f"calibdash does not guess. Read {_readings_text(X, labels, ['logits', 'probabilities'])} "
+                "(rows divided by their sums). Choose the kind explicitly: kind='logits', or fix the rows "
+                "and choose kind='probabilities' or kind='percent'.", option="kind",
+            )
+    elif kind == "auto":
+        kind = "logits"
+    if kind == "logits":
+        if nonneg and (close.all() or percent_rows.all()):
+            what = "probabilities" if close.all() else "percentages"
+            warnings.append(LoadWarning(
+                "kind-override",
+                f"{where.name}: every row is non-negative and sums to {'1' if close.all() else '100'} like "
+                f"{what}, but kind='logits' was given, so a softmax was applied on top; check this is intended.",
+            ))
+        return _softmax(X), kind
+    dev = (dev1 if kind == "probabilities" else dev100).max()
+    if dev > ROW_SUM_TOLERANCE:
+        notes.append(_renormalised_note(where, float(dev if kind == "probabilities" else 100 * dev),
+                                        float16, "1" if kind == "probabilities" else "100"))
+    return _reading(X, kind), kind
+
+
+def _label_texts(y, where):
+    """The labels as stripped strings (None for a numeric array)."""
+    if not (y.dtype.kind == "O" or y.dtype.kind in "US"):
+        return None
+    texts = []
+    for i, v in enumerate(y.tolist()):
+        if v is None or (isinstance(v, float) and np.isnan(v)):
+            raise InputError(f"{where.at(i)}: the label is missing; every row needs one.")
+        if isinstance(v, bytes):
+            v = formats.decode_text(v, where.at(i))
+        elif isinstance(v, float) and v.is_integer():
+            v = int(v)
+        texts.append(str(v).strip())
+    return texts
+
+
+def _binary_names(y, y_where, positive, parsed, notes):
+    """(class names, explicit) of one probability column: (negative, positive)."""
+    column = parsed.score_names[0] if parsed.score_names else None
+    texts = _label_texts(y, y_where)
+    if texts is None:  # numeric labels: 1 is the positive class unless told otherwise
+        if positive is None or str(positive).strip() == "1":
+            return ("0", "1"), False
+        if str(positive).strip() == "0":
+            return ("1", "0"), True
+        raise InputError(
+            f"positive={quoted(positive)} is not a label value: the labels are numbers, so the positive "
+            "class is 0 or 1.", option="positive",
+        )
+    values = list(dict.fromkeys(texts))
+    if all(_INT_NAME.fullmatch(v) for v in values) and positive is None:
+        return ("0", "1"), False  # indices written as text: matched as indices
+    if len(values) > 2:
+        raise InputError(
+            f"one probability column describes two classes, but {y_where.name} holds {len(values)} different "
+            f"labels ({formats.preview(sorted(values))}). Give one probability column per class "
+            "(prob_columns=[...]), or check the label column.", option="prob_columns",
+        )
+    if positive is not None:
+        pos = str(positive).strip()
+        if pos not in values:
+            low = {v.lower(): v for v in values}
+            if pos.lower() not in low:
+                raise InputError(
+                    f"positive={quoted(positive)} is not one of the labels {formats.preview(sorted(values))}; "
+                    "choose one of them.", option="positive",
+                )
+            pos = low[pos.lower()]
+        guessed = False
+    else:
+        named = formats.class_name_of_column(column) if column else None
+        match = [v for v in values if named is not None and v.lower() == named.lower()]
+        if not match:
+            about = f"column '{column}'" if column else f"{parsed.where.name}"
+            raise InputError(
+                f"the labels in {y_where.name} are {formats.preview(sorted(values))}, and {about} does not say "
+                "which of them it "
+                "is the probability of. Which class is positive? Pass positive=... (one of the labels).",
+                option="positive",
+            )
+        pos, guessed = match[0], True
+    others = [v for v in values if v != pos]
+    if not others:
+        raise InputError(
+            f"every label is {user(pos)!r}, so the other class has no name; pass class_names=[negative, "
+            f"{quoted(pos)}].", option="class_names",
+        )
+    if guessed:
+        notes.append(LoadNote("positive", f"column '{column}' was read as the probability of {user(pos)!r} (from its "
+                              f"name); {user(others[0])!r} is the other class"))
+    return (user(others[0]), user(pos)), True
 
 
 def _class_names(class_names, parsed, d, binary):
@@ -569,27 +971,27 @@ def _class_names(class_names, parsed, d, binary):
         if isinstance(class_names, (str, bytes)):
             raise InputError(
                 f"class_names must be a list of names, one per class, not the single string "
-                f"{quoted(class_names)}."
+                f"{quoted(class_names)}.", option="class_names",
             )
         try:
             given = tuple(str(c) for c in class_names)
         except TypeError:
-            raise InputError("class_names must be a list of names, one per class.") from None
+            raise InputError("class_names must be a list of names, one per class.", option="class_names") from None
         if len(given) != d:
             extra = (" (a single probability column is the positive class of 2 classes)"
                      if binary else "")
             raise InputError(
                 f"class_names has {len(given)} names but the predictions have {d} classes"
-                f"{extra}; give exactly one name per class, in column order."
+                f"{extra}; give exactly one name per class, in column order.", option="class_names",
             )
         _no_duplicates(given, "class_names")
-        if from_file is not None and given != from_file:
+        if from_file is not None and given not in (from_file, parsed.score_names):
             k = next(k for k in range(d) if given[k] != from_file[k])
             raise InputError(
                 f"class_names do not match {parsed.class_names_origin}: class {k} is "
                 f"{user(given[k])!r} in class_names but {user(from_file[k])!r} in the file (file order: "
                 f"{formats.preview(from_file)}). Drop class_names, or make them match the "
-                "columns."
+                "columns.", option="class_names",
             )
         return given
     if from_file is not None:
@@ -675,15 +1077,7 @@ def _labels(y, where, names, d, *, explicit_names):
 def _labels_from_strings(y, where, names, d, explicit_names):
     import pandas as pd
 
-    texts = []
-    for i, v in enumerate(y.tolist()):
-        if v is None or (isinstance(v, float) and np.isnan(v)):
-            raise InputError(f"{where.at(i)}: the label is missing; every row needs one.")
-        if isinstance(v, bytes):
-            v = formats.decode_text(v, where.at(i))
-        elif isinstance(v, float) and v.is_integer():
-            v = int(v)
-        texts.append(str(v).strip())
+    texts = _label_texts(y, where)
     idx = pd.Index(names).get_indexer(texts)
     unknown = idx < 0
     for i in np.flatnonzero(unknown):
@@ -708,7 +1102,8 @@ def _labels_from_strings(y, where, names, d, explicit_names):
                 "the file does not name its classes, so labels must be indices "
                 f"0..{d - 1}; pass class_names=[...] in column order to use names"
             )
-        raise InputError(f"{where.at(i)}: label {user(texts[i])!r} is not a known class: {hint}.")
+        raise InputError(f"{where.at(i)}: label {user(texts[i])!r} is not a known class: {hint}.",
+                         option="class_names")
     return idx.astype(np.int64)
 
 

@@ -230,6 +230,10 @@ def _data_section(m, h):
             ("mean confidence", f"{pred.mean_confidence:.2%}"),
             ("class names", _e(", ".join(pred.class_names[:20]) + (", ..." if pred.d > 20 else ""))),
         ]
+        if pred.d == 2 and pred.class_names != ("0", "1"):
+            pairs.append(("positive class", _e(pred.class_names[1])))
+        if pred.groups:
+            pairs.append(("grouping columns", _e(", ".join(pred.groups))))
     pairs += [
         ("data sha256", f"<code>{_e(cfg.get('data_sha256', '?'))}</code>"),
         ("optimisation / holdout rows", _e(f"{cfg.get('n_optimisation', '?')} / {cfg.get('n_test', '?')}")),

@@ -61,13 +61,13 @@ def assert_valid(p):
     assert ((p.labels >= 0) & (p.labels < p.d)).all()
     assert not p.probs.flags.writeable and not p.labels.flags.writeable
     assert len(p.class_names) == p.d
-    assert p.kind in ("logits", "probabilities")
+    assert p.kind in ("logits", "probabilities", "percent")
     assert p.sha256 == loading.canonical_sha256(p.probs, p.labels)
     assert isinstance(p.summary(), str)
     # Marks of user text (calibdash.display.text) belong to messages: the data hold plain strings.
-    for text in (p.source_name, *p.class_names, *p.notes):
+    for text in (p.source_name, *p.class_names):
         assert type(text) is str and unmarked(text) == text
-    for w in p.warnings:
+    for w in (*p.warnings, *p.notes):
         assert unmarked(w) == w and "".join(text for text, _ in w.parts) == w
 
 
@@ -287,16 +287,18 @@ def test_kind_detection_and_override(dataset):
     assert [w.code for w in forced.warnings] == ["kind-override"]
     told = cd.load_predictions(P, y, kind="probabilities")
     assert told.kind == "probabilities" and not told.kind_detected and "as told" in told.summary()
-    # Non-negative scores off the simplex are logits in auto mode...
+    # Non-negative scores off the simplex are doubtful in auto mode (logits are rarely all
+    # non-negative): refused, asking for the kind, and read as logits when told so.
     scores = P * 3
-    assert cd.load_predictions(scores, y).kind == "logits"
-    # ...and probabilities with one damaged row raise a doubt instead of silently passing.
+    with pytest.raises(cd.InputError, match="does not guess") as info:
+        cd.load_predictions(scores, y)
+    assert info.value.option == "kind"
+    assert cd.load_predictions(scores, y, kind="logits").kind == "logits"
+    # Probabilities with one damaged row are refused the same way, naming the row.
     damaged = P.copy()
     damaged[17] *= 0.9
-    p = cd.load_predictions(damaged, y)
-    assert p.kind == "logits"
-    assert [w.code for w in p.warnings] == ["kind-doubt"]
-    assert "row 17 (0-based)" in p.warnings[0]
+    with pytest.raises(cd.InputError, match=r"row 17 \(0-based\) of the predictions array sums to"):
+        cd.load_predictions(damaged, y)
 
 
 def test_predictions_are_immutable(dataset):
@@ -349,10 +351,11 @@ def test_npz_ambiguity_is_a_question_with_an_answer(tmp_path, dataset):
 def test_label_column_and_header_options(tmp_path, dataset):
     _, P, y = dataset
     path = tmp_path / "g.csv"
-    path.write_text(csv_text(P, y, ["p0", "p1", "p2", "p3", "p4", "truth"]))
-    with pytest.raises(cd.InputError, match="no label column"):
+    path.write_text(csv_text(P, y, ["p0", "p1", "p2", "p3", "p4", "answer"]))
+    with pytest.raises(cd.InputError, match="no label column") as info:
         cd.load_predictions(path)
-    a = cd.load_predictions(path, label_column="truth")
+    assert info.value.option == "label_column"
+    a = cd.load_predictions(path, label_column="answer")
     b = cd.load_predictions(path, label_column=-1)
     assert a.sha256 == b.sha256 and a.class_names == ("p0", "p1", "p2", "p3", "p4")
     # Numeric class names: header=True says the first line is a header, and integer labels
@@ -630,7 +633,7 @@ REFUSALS = [
     ("ragged list", lambda t: (([[0.5, 0.5], [1.0]], [0, 1]), {}),
      ["the predictions array is not a rectangular array"]),
     ("bad kind", lambda t: ((_P, _Y), {"kind": "probs"}),
-     ["kind must be one of 'auto', 'logits', 'probabilities'; got 'probs'"]),
+     ["kind must be one of 'auto', 'probabilities', 'percent', 'logits'; got 'probs'"]),
     ("label column name not found", lambda t: ((_csv(t, _good_lines()),), {"label_column": "truth"}),
      ["x.csv has no column named 'truth'", "['a', 'b', 'c', 'label']"]),
     ("label column position out of range", lambda t: ((_csv(t, _good_lines()),), {"label_column": 9}),
@@ -782,7 +785,7 @@ _dtypes = st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int8
     X=_dtypes.flatmap(lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))),
     y_kind=st.sampled_from(["match", "random", "strings", "floats"]),
     y_seed=st.integers(0, 2**16),
-    kind=st.sampled_from(["auto", "logits", "probabilities"]),
+    kind=st.sampled_from(loading.KINDS),
 )
 def test_random_arrays_raise_only_input_error(X, y_kind, y_seed, kind):
     rng = np.random.default_rng(y_seed)
@@ -802,11 +805,14 @@ def test_random_arrays_raise_only_input_error(X, y_kind, y_seed, kind):
 @given(P=hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 5)),
                     elements=st.floats(0, 1, allow_subnormal=True)))
 def test_detection_is_consistent_with_the_rule(P):
-    """Probabilities iff non-negative rows summing to 1 within ROW_SUM_TOLERANCE."""
+    """Values in [0, 1]: probabilities iff the rows sum to 1 within LOW_PRECISION_TOLERANCE
+    (with a note beyond ROW_SUM_TOLERANCE); otherwise refused as doubtful, never read as logits."""
     y = np.zeros(P.shape[0], dtype=int)
     p = _call(P, y)
-    sums_ok = np.all(np.abs(P.sum(axis=1) - 1) <= loading.ROW_SUM_TOLERANCE)
-    assert p is not None
-    assert p.kind == ("probabilities" if sums_ok else "logits")
-    if sums_ok:
-        np.testing.assert_allclose(p.probs, P / P.sum(axis=1, keepdims=True), rtol=1e-15)
+    dev = np.abs(P.sum(axis=1) - 1).max()
+    if dev > loading.LOW_PRECISION_TOLERANCE:
+        assert p is None
+        return
+    assert p.kind == "probabilities"
+    assert bool(p.notes) == (dev > loading.ROW_SUM_TOLERANCE)
+    np.testing.assert_allclose(p.probs, P / P.sum(axis=1, keepdims=True), rtol=1e-15)

@@ -1,0 +1,103 @@
+"""The Data page's column mapping through Streamlit's AppTest: a clinical table loads without editing it."""
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import ui
+from calibdash.io.loading import Predictions
+
+pytestmark = pytest.mark.slow
+
+APP = str(Path(__file__).resolve().parents[2] / "app.py")
+
+
+def clinical(n=1000, seed=0, percent=False, names=("p_malignant", "diagnosis", "site")):
+    rng = np.random.default_rng(seed)
+    p = rng.beta(0.5, 0.5, n)
+    return pd.DataFrame({names[0]: np.round(100 * p, 2) if percent else p,
+                         names[1]: np.where(rng.random(n) < p, "malignant", "benign"),
+                         names[2]: rng.choice(["north", "south"], n)})
+
+
+def no_exception(at):
+    assert not at.exception, [e.value for e in at.exception]
+
+
+@pytest.fixture
+def at():
+    app = AppTest.from_file(APP, default_timeout=180).run()
+    no_exception(app)
+    app.switch_page("app_pages/data.py").run()
+    app.radio(key="source").set_value("upload").run()
+    return app
+
+
+def upload(at, df, name="clinic.csv", key="upload_predictions"):
+    at.file_uploader(key=key).set_value((name, df.to_csv(index=False).encode(), "text/csv")).run()
+    no_exception(at)
+
+
+def test_clinical_csv_is_mapped_by_guesses_and_kept_across_pages(at):
+    upload(at, clinical())
+    assert not at.error
+    pred = at.session_state["upload"]
+    assert pred.class_names == ("benign", "malignant")
+    assert at.selectbox(key="src__label_column").value == "diagnosis"
+    assert at.multiselect(key="src__prob_columns").value == ["p_malignant"]
+    assert "**Positive class:** `malignant`" in " ".join(m.value for m in at.markdown)
+    at.multiselect(key="src__group_columns").set_value(["site"]).run()
+    assert list(at.session_state["upload"].groups) == ["site"]
+    assert at.session_state["upload"].sha256 == pred.sha256
+    at.switch_page("app_pages/evaluate.py").run()
+    at.switch_page("app_pages/data.py").run()
+    no_exception(at)
+    assert at.multiselect(key="src__group_columns").value == ["site"]  # the mapping and the file survive
+    assert "In use: `clinic.csv`" in [h.value for h in at.subheader]
+
+
+def test_a_table_without_telling_names_is_mapped_with_the_controls(at):
+    upload(at, clinical(names=("score", "dx", "site")))
+    # the question, with what to do in the app
+    assert at.error and "`'dx'`, `'site'`" in at.error[0].value and "**Label column**" in at.error[0].value
+    at.selectbox(key="src__label_column").set_value("dx").run()
+    at.multiselect(key="src__prob_columns").set_value(["score"]).run()
+    assert at.error and "**Positive class**" in at.error[0].value
+    assert at.selectbox(key="src__positive").options == [ui.GUESS_POSITIVE, "benign", "malignant"]
+    at.selectbox(key="src__positive").set_value("malignant").run()
+    no_exception(at)
+    assert not at.error
+    assert at.session_state["upload"].class_names == ("benign", "malignant")
+
+
+def test_percentages_are_recognised_and_the_kind_can_be_chosen(at):
+    upload(at, clinical(percent=True))
+    pred = at.session_state["upload"]
+    assert pred.kind == "percent" and "percentages" in " ".join(c.value for c in at.caption)
+    at.selectbox(key="src__kind").set_value("probabilities").run()
+    assert at.error and "percent" in at.error[0].value and "**The numbers are**" in at.error[0].value
+    at.selectbox(key="src__kind").set_value("percent").run()
+    assert not at.error and at.session_state["upload"].kind == "percent"
+
+
+def test_labels_file_in_the_labels_box_uses_the_same_mapping(at):
+    df = clinical()
+    buf = io.BytesIO()
+    np.save(buf, df["diagnosis"].to_numpy(str))
+    upload(at, df[["p_malignant"]], name="scores.csv")
+    at.file_uploader(key="upload_labels").set_value(("labels.npy", buf.getvalue(), "application/octet-stream")).run()
+    no_exception(at)
+    assert not at.error
+    assert at.session_state["upload"].class_names == ("benign", "malignant")
+
+
+def test_class_balance_is_in_class_order():
+    rng = np.random.default_rng(0)
+    pred = Predictions(probs=rng.dirichlet(np.ones(12), 100), labels=np.arange(100) % 12,
+                       class_names=tuple(str(k) for k in range(12)), kind="probabilities")
+    table = ui.class_balance(pred)
+    assert list(table["class"].cat.categories) == [str(k) for k in range(12)] and table["class"].cat.ordered
