@@ -184,10 +184,18 @@ def inspect_upload():
             ss["src__positive"] = None  # the loader guesses it from the column name, and says so
             ss["src__class_names"] = ", ".join(fresh.class_names or ()) if not fresh.table else ""
             ss["src__group_columns"] = []
-        info = cd.inspect_predictions(
-            _as_source(pred), _as_source(labels) if labels else None, name=pred[0],
-            label_column=ss.get("src__label_column"), prob_columns=ss.get("src__prob_columns") or None,
-        )
+        # Kept by file and choice: the page reruns on every click, and reading the file again
+        # each time would make a large upload slow to map.
+        choice = (ident, ss.get("src__label_column"), tuple(ss.get("src__prob_columns") or ()))
+        cached = ss.get("src__inspection")
+        if cached is not None and cached[0] == choice:
+            info = cached[1]
+        else:
+            info = cd.inspect_predictions(
+                _as_source(pred), _as_source(labels) if labels else None, name=pred[0],
+                label_column=ss.get("src__label_column"), prob_columns=ss.get("src__prob_columns") or None,
+            )
+            ss["src__inspection"] = (choice, info)
     except cd.InputError as e:
         return None, load_error(e)
     except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
