@@ -39,9 +39,22 @@ notion = c3.radio("Notion", list(ui.NOTIONS), key="view__lab_notion", help=ui.HE
 
 c1, c2, c3, c4 = st.columns([1.6, 1.4, 1, 1])
 ests = available_estimators(notion)
-ss.setdefault("view__lab_estimators", ["bins", "kde", "temperature"])
-ss["view__lab_estimators"] = [e for e in ss["view__lab_estimators"] if e in ests] or ["kde", "temperature"]
-estimators = c1.multiselect("Estimators", ests, key="view__lab_estimators", help=ui.HELP["estimators"])
+# The estimators asked for, over every notion: one the notion does not support is left out
+# of the list while it is shown (and said so), and back when a notion that supports it is.
+ss.setdefault("view__lab_wanted", ["bins", "kde", "temperature"])
+ss["view__lab_estimators"] = [e for e in ss["view__lab_wanted"] if e in ests]
+hidden = [e for e in ss["view__lab_wanted"] if e not in ests]
+
+
+def remember_estimators():
+    ss["view__lab_wanted"] = ss["view__lab_estimators"] + [e for e in ss["view__lab_wanted"] if e not in ests]
+
+
+estimators = c1.multiselect("Estimators", ests, key="view__lab_estimators", help=ui.HELP["estimators"],
+                            on_change=remember_estimators)
+if hidden:
+    c1.caption(f"Not defined for {notion} calibration, so left out here (kept for the other notions): "
+               f"{', '.join(hidden)}.")
 ss.setdefault("view__lab_ns", [250, 500, 1000])
 ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], key="view__lab_ns", help=H["ns"])
 ss.setdefault("view__lab_repeats", 5)
@@ -68,14 +81,17 @@ else:
             "error, most of all for a calibrated model; some estimators stay biased even at large n in some scenarios "
             "(try the canonical notion). That is why the estimator matters, and why the app chooses it by the risk."
         )
-        st.dataframe(summary, key="lab_summary_table", hide_index=True, width="stretch", column_config={
-            "mean": st.column_config.NumberColumn("mean estimate", format="%.4f"),
-            "sd": st.column_config.NumberColumn("spread (sd)", format="%.4f", help="Standard deviation over draws."),
-            "se_mean": st.column_config.NumberColumn("s.e. of mean", format="%.4f"),
-            "bias": st.column_config.NumberColumn("bias", format="%+.4f", help="Mean estimate minus the truth."),
-            "rmse": st.column_config.NumberColumn("RMSE", format="%.4f", help="Root mean squared error against the truth."),
-            "truth": st.column_config.NumberColumn("truth", format="%.4f"),
-        })
+        # the chart's unit, percentage points, in the table too
+        points = {
+            "mean": st.column_config.NumberColumn("mean estimate (points)", format="%.2f"),
+            "sd": st.column_config.NumberColumn("spread (sd, points)", format="%.2f", help="Standard deviation over draws."),
+            "se_mean": st.column_config.NumberColumn("s.e. of mean (points)", format="%.2f"),
+            "bias": st.column_config.NumberColumn("bias (points)", format="%+.2f", help="Mean estimate minus the truth."),
+            "rmse": st.column_config.NumberColumn("RMSE (points)", format="%.2f", help="Root mean squared error against the truth."),
+            "truth": st.column_config.NumberColumn("truth (points)", format="%.2f"),
+        }
+        st.dataframe(plots.lab_summary_points(summary), key="lab_summary_table", hide_index=True, width="stretch",
+                     column_config=points)
         st.download_button("Estimates (CSV)", df.to_csv(index=False), "lab_estimates.csv", "text/csv",
                            key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
 

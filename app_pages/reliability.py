@@ -47,12 +47,15 @@ def continuous_curve(n_boot, bandwidth):
     return cache[key]
 
 
-ss.setdefault("rel__curve_bw", "silverman")
-right.select_slider("Curve bandwidth", ["silverman", 0.005, 0.01, 0.02, 0.05, 0.1], key="rel__curve_bw",
-                    format_func=lambda v: "Silverman (automatic)" if v == "silverman" else f"{v:g}",
+ss.setdefault("rel__curve_bw", "auto")
+right.select_slider("Curve bandwidth", [*rl.BANDWIDTHS, 0.005, 0.01, 0.02, 0.05, 0.1], key="rel__curve_bw",
+                    format_func=lambda v: {"auto": "automatic", "silverman": "Silverman (the paper's)"}[v] if isinstance(v, str)
+                    else f"{v:g}",
                     help="How far each prediction's influence spreads along the confidence axis (the kernel's standard "
-                         "deviation). Silverman's rule is the paper's automatic choice; when nearly all predictions are "
-                         "close to 100% it becomes tiny and the curve jumps where predictions are rare: pick 0.02 or more.")
+                         "deviation). Silverman's rule is the paper's choice; when nearly all predictions are close to "
+                         "100% it becomes tiny and leaves the curve without an estimate where predictions are rare. "
+                         "'automatic' is Silverman's rule, but not below about a tenth of the confidence range "
+                         "(shrinking as the data grow).")
 try:
     curve = continuous_curve(int(ss["rel__boot"]), ss["rel__curve_bw"])
 except ValueError as e:
@@ -61,11 +64,12 @@ else:
     h = curve.attrs["bandwidth"]
     right.caption("No bins: the line is a kernel estimate of P(correct | confidence) at every confidence (triweight "
                   f"kernel of bandwidth {h:.3g}, reflected at the ends; Posocco & Bonnefoy 2021), the band its 90% "
-                  "bootstrap band, and below, how the predictions are spread. Gaps: no prediction close enough. "
+                  "bootstrap band, and below, how the predictions are spread. Gaps: fewer than "
+                  f"{rl.MIN_EFFECTIVE_ROWS} predictions close enough for an estimate. "
                   f"KDE ECE with this bandwidth: {100 * curve.attrs['ece']:.2f} points.")
     if h < 0.005:
-        right.caption(f"The bandwidth {h:.2g} is very small (most predictions are nearly certain), so the curve is "
-                      "noisy where predictions are rare: choose a larger curve bandwidth to read it.")
+        right.caption(f"The bandwidth {h:.2g} is very small (most predictions are nearly certain), so the curve has "
+                      "gaps or is noisy where predictions are rare: choose a larger curve bandwidth to read it.")
     right.plotly_chart(plots.continuous_reliability_figure(curve), key="continuous_reliability", width="stretch")
 
 if notion in ("canonical", "classwise"):

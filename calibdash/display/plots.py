@@ -15,13 +15,32 @@ from plotly.subplots import make_subplots
 
 from calibdash.display.text import plot_text
 from calibdash.errors import InputError
-from calibdash.estimators.registry import parameter
+from calibdash.estimators.registry import REGISTRY, parameter
 
 BEST = "#d62728"
 BASE = "#7f7f7f"
 LINE = "#1f77b4"
 RECAL = "#ff7f0e"
 TIED = "#1f3c88"
+
+# Estimate markers, and the caps of their interval bars: a cap reaches beyond the marker
+# (half-height ERROR_CAP_PX against a radius of MARKER_PX / 2), so an interval narrower than
+# its marker, common on a narrow screen, still shows.
+MARKER_PX, ERROR_CAP_PX = 9, 7
+
+
+def auto_margins(fig):
+    """``fig`` with every axis pushing the margins out as far as its tick labels and title
+    need (plotly's ``automargin``): fixed margins clip them on a narrow screen."""
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    return fig
+
+
+def interval_bars(plus, minus):
+    """``error_x`` of estimates with intervals: ``plus`` above and ``minus`` below each estimate."""
+    return dict(type="data", symmetric=False, array=plus, arrayminus=minus, visible=True, color="#444", thickness=2,
+                width=ERROR_CAP_PX)
 
 
 
@@ -70,6 +89,62 @@ def tuned_estimators(result):
     return names
 
 
+def curve_estimators(result):
+    """Names of the estimators that get a risk panel: every one the registry calls tunable,
+    a grid of one value or of words included (temperature's "fit": its risk beside the
+    15-bin baseline and h = 0 says whether it found any miscalibration). Not the fixed
+    15-bin baseline, which is drawn in every panel instead."""
+    return [name for name in result.summary["estimator"] if name in REGISTRY and REGISTRY[name].tunable]
+
+
+def power_of_ten(k):
+    """Tick text of 10^k, e.g. "10<sup>−15</sup>" (a true minus sign)."""
+    return f"10<sup>{int(k)}</sup>".replace("-", "\u2212")
+
+
+# At most this many labelled powers of ten on a log axis: a 17-decade lambda grid in a
+# narrow panel would otherwise print its labels on top of each other.
+MAX_POWER_TICKS = 5
+
+
+def hyperparameter_axis(values):
+    """How an x axis shows the grid ``values``: ``(position, axis)``.
+
+    ``position`` maps each value to its x coordinate and ``axis`` holds the axis settings
+    (``type``, ticks, ``range``). A numeric grid spanning more than two decades gets a log
+    axis labelled only at powers of ten (plotly would print SI prefixes such as "1f" and
+    minor digits "2, 5" that read as values otherwise); another numeric grid a linear axis
+    whose large and small numbers are written as powers of ten, never SI prefixes; a grid of
+    one value or with words ("fit") one evenly spaced category per value, numbers first, in
+    increasing order.
+    """
+    values = list(dict.fromkeys(values))
+    if len(values) > 1 and _numeric(values):
+        position = {v: float(v) for v in values}
+        nums = sorted(position.values())
+        if is_log_grid(nums):
+            lo, hi = math.ceil(math.log10(nums[0]) - 1e-9), math.floor(math.log10(nums[-1]) + 1e-9)
+            step = max(1, math.ceil((hi - lo) / (MAX_POWER_TICKS - 1)))
+            anchor = 0 if lo <= 0 <= hi else hi  # 10^0 = 1 labelled whenever the grid spans it
+            powers = [k for k in range(lo, hi + 1) if (k - anchor) % step == 0]
+            return position, dict(type="log", tickmode="array", tickvals=[10.0 ** k for k in powers],
+                                  ticktext=[power_of_ten(k) for k in powers])
+        return position, dict(type="linear", exponentformat="power")
+    order = sorted((v for v in values if _numeric([v])), key=float) + [v for v in values if not _numeric([v])]
+    position = {v: float(i) for i, v in enumerate(order)}
+    return position, dict(type="linear", tickmode="array", tickvals=list(range(len(order))),
+                          ticktext=[plot_text(v if isinstance(v, str) else f"{float(v):g}") for v in order],
+                          range=[-0.5, len(order) - 0.5])
+
+
+def subplot_spacing(gap_px, height, margin):
+    """make_subplots' vertical_spacing (a fraction of the plotting height) of a gap of
+    ``gap_px`` pixels, in a figure ``height`` pixels tall with top and bottom ``margin``:
+    stacked panels then keep room for the upper panel's tick labels and axis title and the
+    lower panel's title whatever the number of rows."""
+    return gap_px / (height - margin["t"] - margin["b"])
+
+
 def _robust_range(low, high, extra=None):
     """A y-range that is not flattened by a few huge risks (e.g. an unstable tiny lambda).
 
@@ -89,6 +164,11 @@ def _robust_range(low, high, extra=None):
     return [lo - pad, q + 2 * pad]
 
 
+# Risk panels: plotting height of one panel, and the room between two rows for the upper
+# panel's tick labels and axis title and the lower panel's title (pixels).
+RISK_PANEL_PX, RISK_GAP_PX = 240, 110
+
+
 def risk_curves(result, ncols=2):
     """Validation risk against the tuned hyperparameter, one panel per estimator.
 
@@ -97,9 +177,11 @@ def risk_curves(result, ncols=2):
     value: where the band of another value stays above the diamond, the data tell them
     apart); the red diamond the chosen value; the dotted grey line the 15-bin estimator's
     risk and the dashed black line the risk of h = 0, "perfectly calibrated" (an estimator
-    that is not clearly below it has not shown any miscalibration).
+    that is not clearly below it has not shown any miscalibration). An estimator with a
+    grid of one value or of words (temperature's "fit") gets a panel too, its values as
+    categories (:func:`hyperparameter_axis`).
     """
-    names = tuned_estimators(result)
+    names = curve_estimators(result)
     s = result.summary.set_index("estimator")
     baseline = float(s.loc["15-bins", "val_risk"]) if "15-bins" in s.index else None
     ref = result.reference
@@ -107,72 +189,82 @@ def risk_curves(result, ncols=2):
     n = max(len(names), 1)
     ncols = min(ncols, n)
     nrows = math.ceil(n / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=names or ["no tuned estimator"], horizontal_spacing=0.08,
-                        vertical_spacing=0.16 if nrows > 1 else 0.1)
+    margin = dict(t=90, b=70, l=70, r=20)
+    height = nrows * RISK_PANEL_PX + (nrows - 1) * RISK_GAP_PX + margin["t"] + margin["b"]
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=names or ["no tuned estimator"], horizontal_spacing=0.16,
+                        vertical_spacing=subplot_spacing(RISK_GAP_PX, height, margin) if nrows > 1 else 0.1)
     for i, name in enumerate(names):
         row, col = i // ncols + 1, i % ncols + 1
         stats = curve_stats(result, name)
         param = result.curves.loc[result.curves["estimator"] == name, "param"].iloc[0]
-        values = stats["value"].tolist()
-        log = is_log_grid(values)
+        position, axis = hyperparameter_axis(stats["value"].tolist())
+        stats["x"] = stats["value"].map(position)
+        if axis.get("range"):  # categories: the reference lines span the panel
+            x_span = axis["range"]
+        else:
+            x_span = [stats["x"].min(), stats["x"].max()]
         for fixed, part in stats.groupby("fixed", sort=False):
-            part = part.sort_values("value")
-            x, m, se = part["value"].astype(float).to_numpy(), part["mean"].to_numpy(), part["paired_se"].to_numpy()
+            part = part.sort_values("x")
+            x, m, se = part["x"].to_numpy(), part["mean"].to_numpy(), part["paired_se"].to_numpy()
             label = name + (f" ({fixed})" if fixed and stats["fixed"].nunique() > 1 else "")
             fig.add_trace(
                 go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + se, (m - se)[::-1]]), fill="toself",
-                           fillcolor="rgba(31,119,180,0.18)", line=dict(width=0), hoverinfo="skip", showlegend=False,
-                           name=f"{label} paired band"),
+                           mode="lines", fillcolor="rgba(31,119,180,0.18)", line=dict(width=0, color=LINE), hoverinfo="skip",
+                           showlegend=False, name=f"{label} paired band"),
                 row=row, col=col,
             )
+            shown = [v if isinstance(v, str) else f"{float(v):.3g}" for v in part["value"]]
             fig.add_trace(
-                go.Scatter(x=x, y=m, mode="lines+markers", line=dict(color=LINE), marker=dict(size=5), name=label,
-                           showlegend=False, customdata=se,
-                           hovertemplate=f"{param} = %{{x:.3g}}<br>risk = %{{y:.5g}}<br>paired s.e. to the chosen value "
-                                         f"%{{customdata:.2g}}<extra>{label}</extra>"),
+                go.Scatter(x=x, y=m, mode="lines+markers", line=dict(color=LINE), marker=dict(size=5, color=LINE), name=label,
+                           showlegend=False, customdata=np.stack([np.array(shown, dtype=object), se], axis=1),
+                           hovertemplate=f"{param} = %{{customdata[0]}}<br>risk = %{{y:.5g}}<br>paired s.e. to the chosen "
+                                         f"value %{{customdata[1]:.2g}}<extra>{label}</extra>"),
                 row=row, col=col,
             )
         chosen = s.loc[name, "params"][param]
+        shown = chosen if isinstance(chosen, str) else f"{float(chosen):.3g}"
         fig.add_trace(
-            go.Scatter(x=[chosen], y=[s.loc[name, "val_risk"]], mode="markers",
+            go.Scatter(x=[position[chosen]], y=[s.loc[name, "val_risk"]], mode="markers",
                        marker=dict(color=BEST, size=12, symbol="diamond"), showlegend=i == 0, name="chosen value",
-                       hovertemplate=f"chosen {param} = %{{x:.3g}}<br>risk = %{{y:.5g}}<extra></extra>"),
+                       hovertemplate=f"chosen {param} = {plot_text(shown)}<br>risk = %{{y:.5g}}<extra></extra>"),
             row=row, col=col,
         )
         if baseline is not None:
             fig.add_trace(
-                go.Scatter(x=[min(values), max(values)], y=[baseline, baseline], mode="lines",
+                go.Scatter(x=x_span, y=[baseline, baseline], mode="lines",
                            line=dict(color=BASE, dash="dot"), name="15-bin risk", showlegend=i == 0,
                            hovertemplate="15-bin risk = %{y:.5g}<extra></extra>"),
                 row=row, col=col,
             )
         lows, highs = stats["mean"] - stats["paired_se"], stats["mean"] + stats["paired_se"]
-        y_range = _robust_range(lows, highs, baseline)
+        # One value has no curve to read: its panel is there to compare it with the lines.
+        lines = [r for r in (baseline, zero if len(position) == 1 else None) if r is not None]
+        y_range = _robust_range(lows, highs, baseline) if len(position) > 1 else None
         if y_range is None:
-            lo, hi = float(np.nanmin(lows)), float(np.nanmax(highs))
-            if baseline is not None:
-                lo, hi = min(lo, baseline), max(hi, baseline)
+            lo, hi = min([float(np.nanmin(lows))] + lines), max([float(np.nanmax(highs))] + lines)
             pad = 0.08 * max(hi - lo, 1e-12 * max(abs(hi), 1e-300))
             y_range = [lo - pad, hi + pad]
         if zero is not None:
             # Drawn where it falls; when it lies above the panel (it usually does: any
             # estimator that shows miscalibration beats it), a note says where.
             fig.add_trace(
-                go.Scatter(x=[min(values), max(values)], y=[zero, zero], mode="lines",
+                go.Scatter(x=x_span, y=[zero, zero], mode="lines",
                            line=dict(color="#222", dash="dash"), name="risk of h = 0 (perfectly calibrated)",
                            showlegend=i == 0, hovertemplate="risk of h = 0 = %{y:.5g}<extra></extra>"),
                 row=row, col=col,
             )
             if zero > y_range[1]:
-                fig.add_annotation(text=f"h = 0: risk {zero:.4g} (above)", xref="x domain" if i == 0 else f"x{i + 1} domain",
-                                   yref="y domain" if i == 0 else f"y{i + 1} domain", x=0.98, y=0.98, xanchor="right",
+                fig.add_annotation(text=f"h = 0 (above):<br>risk {zero:.4g}", xref="x domain" if i == 0 else f"x{i + 1} domain",
+                                   yref="y domain" if i == 0 else f"y{i + 1} domain", x=0.02, y=0.98, xanchor="left",
                                    yanchor="top", showarrow=False, font=dict(size=11, color="#222"))
         fig.update_yaxes(range=y_range, row=row, col=col)
-        fig.update_xaxes(type="log" if log else "linear", title_text=parameter_words(param), row=row, col=col)
-        fig.update_yaxes(title_text="validation risk" if col == 1 else None, row=row, col=col)
-    fig.update_layout(height=300 * nrows + 80, margin=dict(t=60, b=40, l=60, r=20),
-                      legend=dict(orientation="h", y=1.02 + 0.04 / nrows, x=1, xanchor="right", yanchor="bottom"))
-    return fig
+        fig.update_xaxes(title_text=parameter_words(param), **axis, row=row, col=col)
+        fig.update_yaxes(title_text="validation risk" if col == 1 else None, exponentformat="power", row=row, col=col)
+    # The legend sits above the first row's panel titles (about 30 pixels) and wraps on a narrow screen.
+    fig.update_layout(height=height, margin=margin,
+                      legend=dict(orientation="h", x=0, xanchor="left", y=1 + 30 / (height - margin["t"] - margin["b"]),
+                                  yanchor="bottom"))
+    return auto_margins(fig)
 
 
 def forest_plot(result):
@@ -197,8 +289,8 @@ def forest_plot(result):
     fig = go.Figure()
     fig.add_vrect(x0=v.low_pp, x1=v.high_pp, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
     fig.add_trace(go.Scatter(
-        x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=11),
-        error_x=dict(type="data", symmetric=False, array=high - est, arrayminus=est - low, visible=True, color="#555"),
+        x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=MARKER_PX),
+        error_x=interval_bars(high - est, est - low),
         customdata=np.stack([low, high, s["val_risk"].to_numpy(), np.array(status, dtype=object)], axis=1),
         hovertemplate="%{y}: %{x:.2f} points, 95% interval %{customdata[0]:.2f} to %{customdata[1]:.2f}"
                       "<br>validation risk %{customdata[2]:.5g} (%{customdata[3]})<extra></extra>",
@@ -206,13 +298,13 @@ def forest_plot(result):
     ))
     fig.add_vline(x=0, line=dict(color="#222", dash="dash", width=1))
     fig.update_layout(
-        xaxis_title="estimated calibration error (percentage points, 95% interval)",
-        yaxis_title=None, height=110 + 45 * len(s), margin=dict(t=50, b=50, l=110, r=20),
-        title=dict(text="red: lowest validation risk; blue: tied with it; grey: measurably worse; "
+        xaxis_title="estimated calibration error<br>(percentage points, 95% interval)",
+        yaxis_title=None, height=140 + 45 * len(s), margin=dict(t=70, b=50, l=10, r=20),
+        title=dict(text="red: lowest validation risk; blue: tied with it;<br>grey: measurably worse; "
                         "shaded: the verdict's interval", font=dict(size=13)),
     )
     fig.update_xaxes(rangemode="tozero")
-    return fig
+    return auto_margins(fig)
 
 
 def _reliability_traces(fig, table, recal=None, row=None, col=None, show_legend=True):
@@ -270,7 +362,21 @@ def reliability_figure(table, title="Top-label reliability", recal=None, xlabel=
     fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
     fig.update_layout(title=title, height=560, bargap=0, margin=dict(t=60, b=50, l=60, r=20),
                       legend=dict(orientation="h", y=-0.18))
-    return fig
+    return auto_margins(fig)
+
+
+def class_title(class_names, k):
+    """How a figure names class ``k``: its name as typed, or "class k" when the data named
+    no class (the names are then the indices "0", "1", ..., and a panel titled "1" reads as
+    a number)."""
+    if tuple(class_names) == tuple(str(i) for i in range(len(class_names))):
+        return f"class {k}"
+    return plot_text(class_names[k])
+
+
+# Per-class panels: plotting height of one, and the room between rows for the upper
+# panels' tick labels and the lower panels' titles (pixels).
+CLASS_PANEL_PX, CLASS_GAP_PX = 210, 60
 
 
 def per_class_figure(tables, class_names, recal=None, ncols=3):
@@ -281,16 +387,19 @@ def per_class_figure(tables, class_names, recal=None, ncols=3):
     keys = list(tables)
     ncols = min(ncols, len(keys))
     nrows = math.ceil(len(keys) / ncols)
-    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[plot_text(class_names[k]) for k in keys],
-                        horizontal_spacing=0.06, vertical_spacing=0.12 / max(1, nrows / 3))
+    margin = dict(t=50, b=40, l=50, r=20)
+    height = nrows * CLASS_PANEL_PX + (nrows - 1) * CLASS_GAP_PX + margin["t"] + margin["b"]
+    fig = make_subplots(rows=nrows, cols=ncols, subplot_titles=[class_title(class_names, k) for k in keys],
+                        horizontal_spacing=0.08,
+                        vertical_spacing=subplot_spacing(CLASS_GAP_PX, height, margin) if nrows > 1 else 0.1)
     for i, k in enumerate(keys):
         r = None if recal is None or k not in recal else (*recal[k], "recalibrated (selected estimator)")
         _reliability_traces(fig, tables[k], r, row=i // ncols + 1, col=i % ncols + 1, show_legend=i == 0)
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1.02])
-    fig.update_layout(height=260 * nrows + 80, bargap=0, margin=dict(t=50, b=40, l=40, r=20),
-                      legend=dict(orientation="h", y=-0.08))
-    return fig
+    fig.update_layout(height=height, bargap=0, margin=margin,
+                      legend=dict(orientation="h", y=-30 / (height - margin["t"] - margin["b"]), yanchor="top"))
+    return auto_margins(fig)
 
 
 def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), labels=None, max_points=400, random_state=0):
@@ -327,7 +436,7 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
                                                   f"{names[2]} %{{c:.2f}}<extra>prediction</extra>"))
     fig.update_layout(ternary=dict(aaxis_title=names[0], baxis_title=names[1], caxis_title=names[2]),
                       height=560, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.05))
-    return fig
+    return auto_margins(fig)
 
 
 def continuous_reliability_figure(curve, title=None, xlabel="confidence (max probability)", ylabel="fraction correct"):
@@ -335,7 +444,7 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
     below, the estimated density of the confidences.
 
     ``curve`` is a :func:`calibdash.display.reliability.continuous_reliability_curve` frame; its NaN
-    rows (no prediction within the kernel's reach) are left as gaps.
+    rows (too few predictions within the kernel's reach for an estimate) are left as gaps.
     """
     x = curve["confidence"].to_numpy()
     fig = make_subplots(rows=2, cols=1, row_heights=[0.75, 0.25], shared_xaxes=True, vertical_spacing=0.05)
@@ -349,9 +458,10 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
                       row=1, col=1)
     fig.add_trace(go.Scatter(x=x, y=curve["accuracy"], mode="lines", line=dict(color=LINE, width=2.5),
                              name="estimated P(correct | confidence)",
-                             customdata=np.stack([curve["lower"], curve["upper"]], axis=1),
+                             customdata=np.stack([curve["lower"], curve["upper"], curve["rows"]], axis=1),
                              hovertemplate="confidence %{x:.3f}<br>estimated frequency %{y:.3f}"
-                                           "<br>band %{customdata[0]:.3f}-%{customdata[1]:.3f}<extra></extra>"),
+                                           "<br>band %{customdata[0]:.3f}-%{customdata[1]:.3f}"
+                                           "<br>about %{customdata[2]:.0f} predictions within reach<extra></extra>"),
                   row=1, col=1)
     fig.add_trace(go.Scatter(x=x, y=curve["density"], mode="lines", line=dict(color=BASE), fill="tozeroy",
                              name="density of predictions", showlegend=False,
@@ -361,10 +471,11 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
     fig.update_layout(title=title, height=560, margin=dict(t=60, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.18))
-    return fig
+    return auto_margins(fig)
 
 
 # Estimates on the scale of a calibration error are shown in percentage points.
+QUANTITY_GAP_PX = 75
 _PERCENT_QUANTITIES = ("calibration error (L2)", "L1 calibration error")
 
 
@@ -383,7 +494,13 @@ def estimates_by_quantity(result):
              for e, q, v, lo, hi in zip(o["estimator"], o["quantity"], o["estimate"], o["ci_low"], o["ci_high"])]
     groups = [q for q in QUANTITIES if any(r["quantity"] == q for r in rows)]
     sizes = [sum(r["quantity"] == q for r in rows) for q in groups]
-    fig = make_subplots(rows=len(groups), cols=1, row_heights=[n + 1.5 for n in sizes], vertical_spacing=0.6 / (sum(sizes) + 2),
+    # Each panel is 34 pixels per row plus 50 for its tick labels' half rows; between two
+    # panels, room for the upper one's tick labels and the lower one's title.
+    panels = [34 * k + 50 for k in sizes]
+    margin = dict(t=40, b=40, l=10, r=20)
+    height = sum(panels) + (len(groups) - 1) * QUANTITY_GAP_PX + margin["t"] + margin["b"]
+    fig = make_subplots(rows=len(groups), cols=1, row_heights=panels,
+                        vertical_spacing=subplot_spacing(QUANTITY_GAP_PX, height, margin) if len(groups) > 1 else 0,
                         subplot_titles=[f"{q} ({'percentage points' if q in _PERCENT_QUANTITIES else 'raw'})" for q in groups])
     for i, q in enumerate(groups, start=1):
         g = [r for r in rows if r["quantity"] == q][::-1]
@@ -393,19 +510,19 @@ def estimates_by_quantity(result):
         high = np.array([r["high"] for r in g]) * scale
         fig.add_trace(go.Scatter(
             x=est, y=[r["name"] for r in g], mode="markers", showlegend=False,
-            marker=dict(color=[BEST if r["best"] else LINE for r in g], size=10),
-            error_x=dict(type="data", symmetric=False, array=np.nan_to_num(high - est), arrayminus=np.nan_to_num(est - low),
-                         visible=True, color="#555"),
+            marker=dict(color=[BEST if r["best"] else LINE for r in g], size=MARKER_PX),
+            error_x=interval_bars(np.nan_to_num(high - est), np.nan_to_num(est - low)),
             customdata=np.stack([low, high], axis=1),
             hovertemplate="%{y}: %{x:.4g} (95% interval %{customdata[0]:.4g} to %{customdata[1]:.4g})<extra>" + q + "</extra>",
         ), row=i, col=1)
-    fig.update_layout(height=120 + 34 * sum(sizes) + 60 * len(groups), margin=dict(t=40, b=30, l=10, r=20))
-    fig.update_yaxes(automargin=True)
-    return fig
+    fig.update_layout(height=height, margin=margin)
+    fig.update_xaxes(exponentformat="power")
+    return auto_margins(fig)
 
 
-__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "risk_curves", "forest_plot", "reliability_figure", "per_class_figure",
-           "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]
+__all__ = ["is_log_grid", "curve_stats", "tuned_estimators", "curve_estimators", "power_of_ten", "hyperparameter_axis",
+           "subplot_spacing", "auto_margins", "interval_bars", "class_title", "risk_curves", "forest_plot", "reliability_figure",
+           "per_class_figure", "ternary_figure", "continuous_reliability_figure", "estimates_by_quantity"]
 
 
 # -- model comparison and the simulation lab -------------------------------------------
@@ -421,9 +538,8 @@ def comparison_figure(comparison):
                         subplot_titles=[f"calibration error ({comparison.estimator})", "accuracy", "Brier score"])
     est = 100 * m["estimate"].to_numpy()
     fig.add_trace(go.Scatter(
-        x=est, y=names, mode="markers", marker=dict(color=LINE, size=11), showlegend=False,
-        error_x=dict(type="data", symmetric=False, array=100 * m["ci_high"].to_numpy() - est,
-                     arrayminus=est - 100 * m["ci_low"].to_numpy(), color="#555"),
+        x=est, y=names, mode="markers", marker=dict(color=LINE, size=MARKER_PX), showlegend=False,
+        error_x=interval_bars(100 * m["ci_high"].to_numpy() - est, est - 100 * m["ci_low"].to_numpy()),
         customdata=100 * m[["ci_low", "ci_high"]].to_numpy(),
         hovertemplate="%{y}: %{x:.2f} points (%{customdata[0]:.2f} to %{customdata[1]:.2f})<extra></extra>"), row=1, col=1)
     fig.add_trace(go.Bar(x=100 * m["accuracy"], y=names, orientation="h", marker=dict(color=BASE), showlegend=False,
@@ -433,8 +549,8 @@ def comparison_figure(comparison):
     fig.update_xaxes(title_text="percentage points (interval)", rangemode="tozero", row=1, col=1)
     fig.update_xaxes(title_text="% correct", range=[0, 100], row=1, col=2)
     fig.update_xaxes(title_text="lower is better", rangemode="tozero", row=1, col=3)
-    fig.update_layout(height=120 + 50 * len(names), margin=dict(t=50, b=50, l=150, r=20))
-    return fig
+    fig.update_layout(height=120 + 50 * len(names), margin=dict(t=50, b=50, l=10, r=20))
+    return auto_margins(fig)
 
 
 def pairs_figure(comparison):
@@ -446,16 +562,15 @@ def pairs_figure(comparison):
     labels = [f"{plot_text(a)} - {plot_text(b)}" for a, b in zip(p["model_a"], p["model_b"])]
     colors = [BEST if pv < 0.05 else LINE for pv in p["p_value"]]
     fig = go.Figure(go.Scatter(
-        x=p["difference"], y=labels, mode="markers", marker=dict(color=colors, size=11), showlegend=False,
-        error_x=dict(type="data", symmetric=False, array=(p["ci_high"] - p["difference"]).to_numpy(),
-                     arrayminus=(p["difference"] - p["ci_low"]).to_numpy(), color="#555"),
+        x=p["difference"], y=labels, mode="markers", marker=dict(color=colors, size=MARKER_PX), showlegend=False,
+        error_x=interval_bars((p["ci_high"] - p["difference"]).to_numpy(), (p["difference"] - p["ci_low"]).to_numpy()),
         customdata=p[["ci_low", "ci_high", "p_value"]].to_numpy(),
         hovertemplate="%{y}: %{x:.3g} (%{customdata[0]:.3g} to %{customdata[1]:.3g}), p = %{customdata[2]:.3g}<extra></extra>"))
     fig.add_vline(x=0, line=dict(color=BASE, dash="dash"))
-    fig.update_layout(xaxis_title="difference of squared calibration errors (a - b); below 0: a is better calibrated",
-                      height=100 + 50 * len(labels), margin=dict(t=30, b=50, l=260, r=20),
+    fig.update_layout(xaxis_title="difference of squared calibration errors (a - b);<br>below 0: a is better calibrated",
+                      height=100 + 50 * len(labels), margin=dict(t=30, b=50, l=10, r=20),
                       title=dict(text="red: p < 0.05", font=dict(size=13)))
-    return fig
+    return auto_margins(fig)
 
 
 def overlaid_reliability_figure(tables, title="Top-label reliability, all models"):
@@ -472,38 +587,54 @@ def overlaid_reliability_figure(tables, title="Top-label reliability, all models
             customdata=t[["count", "band_low", "band_high"]].to_numpy(),
             hovertemplate=f"{name}<br>confidence %{{x:.3f}}<br>frequency %{{y:.3f}} "
                           "(band %{customdata[1]:.3f}-%{customdata[2]:.3f})<br>%{customdata[0]} predictions<extra></extra>"))
-    fig.update_layout(title=title, xaxis_title="confidence (max probability); marker size: predictions in the bin",
+    fig.update_layout(title=title, xaxis_title="confidence (max probability);<br>marker size: predictions in the bin",
                       yaxis_title="fraction correct", height=520, margin=dict(t=60, b=50, l=60, r=20),
                       legend=dict(orientation="h", y=-0.15))
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1.02])
-    return fig
+    return auto_margins(fig)
+
+
+# The columns of calibdash.lab.studies.summarise_estimates on the scale of the calibration error.
+LAB_ERROR_COLUMNS = ("mean", "sd", "se_mean", "bias", "rmse", "truth")
+
+
+def lab_summary_points(summary):
+    """:func:`calibdash.lab.studies.summarise_estimates` with its error columns in
+    percentage points, the unit of :func:`lab_estimates_figure` (a table beside the chart
+    must not show the same numbers as fractions)."""
+    return summary.assign(**{c: 100 * summary[c] for c in LAB_ERROR_COLUMNS})
 
 
 def lab_estimates_figure(summary, truth):
     """Each estimator's mean estimate (line) and spread over repeated draws (band, +- one
-    sd) against the sample size, with the true calibration error (dashed)."""
+    sd) against the sample size, with the true calibration error (dashed), in percentage
+    points."""
     fig = go.Figure()
-    for i, (name, part) in enumerate(summary.groupby("estimator", sort=False)):
+    points = lab_summary_points(summary)
+    for i, (name, part) in enumerate(points.groupby("estimator", sort=False)):
         part = part.sort_values("n")
         color = _PALETTE[i % len(_PALETTE)]
-        x, m, sd = part["n"].to_numpy(float), 100 * part["mean"].to_numpy(), 100 * part["sd"].to_numpy()
+        x, m, sd = part["n"].to_numpy(float), part["mean"].to_numpy(), part["sd"].to_numpy()
         r, g, b = (int(color[k:k + 2], 16) for k in (1, 3, 5))
+        # mode "lines" of width 0: a Scatter of fewer than 20 points would otherwise also draw
+        # its corners as markers, in a colour of plotly's own that no legend entry has
         fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + sd, (m - sd)[::-1]]), fill="toself",
-                                 fillcolor=f"rgba({r},{g},{b},0.15)", line=dict(width=0), hoverinfo="skip",
-                                 showlegend=False, legendgroup=name))
-        fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=name, line=dict(color=color), legendgroup=name,
-                                 customdata=np.stack([sd, 100 * part["bias"].to_numpy()], axis=1),
+                                 mode="lines", fillcolor=f"rgba({r},{g},{b},0.15)", line=dict(width=0, color=color),
+                                 hoverinfo="skip", showlegend=False, legendgroup=name, name=f"{name} spread"))
+        fig.add_trace(go.Scatter(x=x, y=m, mode="lines+markers", name=name, line=dict(color=color), marker=dict(color=color),
+                                 legendgroup=name,
+                                 customdata=np.stack([sd, part["bias"].to_numpy()], axis=1),
                                  hovertemplate=f"{name}, n = %{{x}}<br>mean %{{y:.2f}} &plusmn; %{{customdata[0]:.2f}} points"
                                                "<br>bias %{customdata[1]:+.2f}<extra></extra>"))
     ns = sorted(summary["n"].unique())
     fig.add_trace(go.Scatter(x=[ns[0], ns[-1]], y=[100 * truth] * 2, mode="lines", name="truth",
                              line=dict(color="black", dash="dash", width=2),
                              hovertemplate="true error %{y:.2f} points<extra></extra>"))
-    fig.update_xaxes(type="log", title_text="sample size n", tickvals=ns)
+    fig.update_xaxes(type="log", title_text="sample size n", tickmode="array", tickvals=ns, ticktext=[f"{n:,}" for n in ns])
     fig.update_yaxes(title_text="calibration error (percentage points)")
     fig.update_layout(height=460, margin=dict(t=30, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.2))
-    return fig
+    return auto_margins(fig)
 
 
 def figure1_figure(df, max_seed_lines=20):
@@ -520,8 +651,10 @@ def figure1_figure(df, max_seed_lines=20):
                                  name="single seeds", showlegend=i == 0, legendgroup="seeds", hoverinfo="skip"))
     x, m, se = s["theta"].to_numpy(), s["mean"].to_numpy(), s["se"].to_numpy()
     fig.add_trace(go.Scatter(x=np.concatenate([x, x[::-1]]), y=np.concatenate([m + se, (m - se)[::-1]]), fill="toself",
-                             fillcolor="rgba(31,119,180,0.25)", line=dict(width=0), hoverinfo="skip", showlegend=False))
+                             mode="lines", fillcolor="rgba(31,119,180,0.25)", line=dict(width=0, color=LINE), hoverinfo="skip",
+                             showlegend=False, legendgroup="mean", name="mean +- one standard error"))
     fig.add_trace(go.Scatter(x=x, y=m, mode="lines", line=dict(color=LINE, width=3), name=f"mean over {int(s['count'].max())} seeds",
+                             legendgroup="mean",
                              hovertemplate="theta = %{x:.3f}<br>mean risk %{y:.6g}<extra></extra>"))
     best = s.attrs["argmin"]
     fig.add_trace(go.Scatter(x=[best], y=[float(s.loc[s["theta"] == best, "mean"].iloc[0])], mode="markers",
@@ -533,7 +666,8 @@ def figure1_figure(df, max_seed_lines=20):
     lo, hi = float(np.min(m - 3 * se)), float(np.max(m + 3 * se))
     pad = 0.5 * (hi - lo)
     fig.update_yaxes(range=[lo - pad, hi + pad])
-    return fig
+    return auto_margins(fig)
 
 
-__all__ += ["comparison_figure", "pairs_figure", "overlaid_reliability_figure", "lab_estimates_figure", "figure1_figure"]
+__all__ += ["comparison_figure", "pairs_figure", "overlaid_reliability_figure", "LAB_ERROR_COLUMNS", "lab_summary_points",
+            "lab_estimates_figure", "figure1_figure"]

@@ -8,6 +8,8 @@ canonical calibration): confidence = p_k and the outcome is "the label is k".
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -154,15 +156,42 @@ def selected_recalibration(result, P):
     return None, None
 
 
+#: The continuous curve is drawn only where at least this many predictions are within the
+#: kernel's reach (Kish's effective number (sum K)^2 / sum K^2 of the kernel weights): with
+#: fewer, one prediction moves the estimate by a tenth or more, and a lone wrong one makes
+#: it 0, a frequency the data do not show.
+MIN_EFFECTIVE_ROWS = 10
+
+BANDWIDTHS = ("auto", "silverman")
+
+
+def automatic_bandwidth(z, low, high):
+    """The continuous curve's automatic bandwidth: Silverman's rule, but at least a third of
+    Silverman's bandwidth for ``len(z)`` confidences spread evenly over the support
+    [``low``, ``high``], about (high - low) n^(-1/5) / 10.
+
+    Silverman's rule scales with the spread of the bulk of the confidences: when most are
+    within a hair of 1 (an accurate, confident model) it is tiny whatever n, and the curve
+    is left with almost no point that enough predictions reach. The floor shrinks like
+    Silverman's rule as n grows and is below it whenever the confidences are spread out, so
+    the curve is then Silverman's, the paper's.
+    """
+    n = len(z)
+    floor = (high - low) / math.sqrt(12) * (0.75 * max(n, 1)) ** (-1 / 5) / 3
+    return max(silverman_bandwidth(z), floor)
+
+
 def continuous_reliability_curve(P, y, notion="top-label", class_index=None, grid=200, n_boot=200, level=0.9, random_state=0,
-                                 bandwidth="silverman"):
+                                 bandwidth="auto"):
     """The continuous reliability curve of Posocco & Bonnefoy (2021) with a bootstrap band.
 
     E[target | z] is estimated on a grid by the kernel regression of their KDE ECE
-    estimator (:func:`calibdash.metrics.ece.ece_kde`): triweight kernel, Silverman's bandwidth,
-    reflection at the ends of the support ([1/d, 1] for the top-label confidence, [0, 1] for
-    one class's probability). The band is the pointwise percentile band of the same
-    estimate over bootstrap resamples of the rows (bandwidth kept).
+    estimator (:func:`calibdash.metrics.ece.ece_kde`): triweight kernel, reflection at the
+    ends of the support ([1/d, 1] for the top-label confidence, [0, 1] for one class's
+    probability). The band is the pointwise percentile band of the same estimate over
+    bootstrap resamples of the rows (bandwidth kept). Where fewer than
+    :data:`MIN_EFFECTIVE_ROWS` predictions are within the kernel's reach there is no
+    estimate (NaN, a gap in the figure).
 
     Parameters
     ----------
@@ -180,20 +209,22 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     level : float, default=0.9
         Coverage of the percentile band.
     random_state : int, default=0
-    bandwidth : "silverman" or float, default="silverman"
-        The kernel's standard deviation. Silverman's rule (the paper's) follows the bulk of
-        the confidences: when most are within a hair of 1 it is tiny and the curve is noisy
-        where predictions are rare; a fixed value such as 0.02 then gives a readable curve.
+    bandwidth : "auto", "silverman" or float, default="auto"
+        The kernel's standard deviation. "silverman" is Silverman's rule, the paper's: it
+        follows the bulk of the confidences, so when most are within a hair of 1 it is tiny
+        and the curve has no estimate where predictions are rare. "auto"
+        (:func:`automatic_bandwidth`) is Silverman's rule with a floor that shrinks with n.
 
     Returns
     -------
     pandas.DataFrame
         One row per grid point: ``confidence`` (the point), ``accuracy`` (the estimate of
         E[target | z]), ``lower``, ``upper`` (the band), ``density`` (kernel estimate of the
-        density of z, integrating to about 1 over the support). Where no sample is within
-        the kernel's reach the density is 0 and the other columns are NaN (gaps in a plot).
-        ``attrs`` holds ``bandwidth``, ``support`` and ``ece`` (:func:`calibdash.metrics.ece.ece_kde`
-        of the same problem).
+        density of z, integrating to about 1 over the support) and ``rows`` (the effective
+        number of predictions within the kernel's reach). Where ``rows`` is below
+        :data:`MIN_EFFECTIVE_ROWS` the other columns but ``density`` are NaN (gaps in a
+        plot). ``attrs`` holds ``bandwidth``, ``support`` and ``ece``
+        (:func:`calibdash.metrics.ece.ece_kde` of the same problem with the same bandwidth).
     """
     notions.check_notion(notion, supported=("top-label", "classwise"), family="continuous reliability curve")
     P, y = notions.validate(P, y)
@@ -213,14 +244,21 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
             raise ConfigError(f"The classwise curve needs class_index, a class between 0 and {d - 1}; got {class_index!r}.")
         z, t = one_class(P, y, int(class_index))
     low, high = kde_support(notion, d)
-    bandwidth = check_bandwidth(bandwidth)
-    h = silverman_bandwidth(z) if bandwidth == "silverman" else bandwidth
+    if isinstance(bandwidth, str) and bandwidth not in BANDWIDTHS:
+        raise ConfigError(f"bandwidth must be 'auto', 'silverman' or a positive number, got {bandwidth!r}.")
+    if bandwidth == "auto":
+        h = automatic_bandwidth(z, low, high)
+    else:
+        bandwidth = check_bandwidth(bandwidth)
+        h = silverman_bandwidth(z) if bandwidth == "silverman" else bandwidth
     x = np.linspace(low, high, int(grid))
     S = kde_sums(x, z, h, low, high)
     N, D = S @ t, S @ np.ones(n)
-    seen = D > 0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rows = np.where(D > 0, D**2 / (S.multiply(S) @ np.ones(n)), 0.0)
+    enough = rows >= MIN_EFFECTIVE_ROWS
     acc = np.full(x.shape, np.nan)
-    acc[seen] = N[seen] / D[seen]
+    acc[enough] = N[enough] / D[enough]
     lo = np.full(x.shape, np.nan)
     hi = np.full(x.shape, np.nan)
     if n_boot:
@@ -229,11 +267,11 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
         with np.errstate(invalid="ignore", divide="ignore"):
             gb = np.where(Db > 0, Nb / np.where(Db > 0, Db, 1.0), np.nan)
         alpha = (1 - level) / 2
-        ok = seen & (np.isfinite(gb).sum(axis=1) > 0)
+        ok = enough & (np.isfinite(gb).sum(axis=1) > 0)
         if ok.any():
             lo[ok] = np.nanquantile(gb[ok], alpha, axis=1)
             hi[ok] = np.nanquantile(gb[ok], 1 - alpha, axis=1)
-    curve = pd.DataFrame({"confidence": x, "accuracy": acc, "lower": lo, "upper": hi, "density": D / n})
+    curve = pd.DataFrame({"confidence": x, "accuracy": acc, "lower": lo, "upper": hi, "density": D / n, "rows": rows})
     curve.attrs["bandwidth"] = float(h)
     curve.attrs["support"] = (float(low), float(high))
     # the ECE integral uses its own finer grid (the display grid is too coarse for it)
@@ -242,4 +280,4 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
 
 
 __all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_table", "top_label", "one_class", "per_class_tables",
-           "selected_recalibration", "continuous_reliability_curve"]
+           "selected_recalibration", "MIN_EFFECTIVE_ROWS", "BANDWIDTHS", "automatic_bandwidth", "continuous_reliability_curve"]

@@ -5,6 +5,8 @@ import json
 import numpy as np
 import pytest
 
+from calibdash.display.reliability import MIN_EFFECTIVE_ROWS
+
 from .test_app import at, go, no_exception  # noqa: F401 - ``at`` is the fixture of the first visit
 
 pytestmark = pytest.mark.slow
@@ -22,10 +24,11 @@ def test_curve_is_shown_beside_the_binned_diagram(at):  # noqa: F811
     assert "Binned ECE of this diagram" in captions and "KDE ECE" in captions and "Posocco & Bonnefoy" in captions
     # the curve of the current data set is kept for reruns with the same resample count
     (key,) = at.session_state["continuous_curve_cache"].keys()
-    assert key[1:] == (200, "silverman")
+    assert key[1:] == (200, "auto")
     curve = at.session_state["continuous_curve_cache"][key]
-    seen = curve["density"] > 0
-    assert np.all(curve.loc[seen, "lower"] <= curve.loc[seen, "accuracy"])
+    seen = curve["rows"] >= MIN_EFFECTIVE_ROWS  # elsewhere no estimate: a gap
+    assert seen.any() and np.all(curve.loc[seen, "lower"] <= curve.loc[seen, "accuracy"])
+    assert curve.loc[~seen, "accuracy"].isna().all()
 
 
 def test_no_band_without_resamples_and_other_notions_still_render(at):  # noqa: F811

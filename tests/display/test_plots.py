@@ -35,17 +35,18 @@ def test_is_log_grid():
 def test_risk_curves(top):
     fig = plots.risk_curves(top)
     titles = [a.text for a in fig.layout.annotations]
-    assert titles == ["bins", "kde", "ukkr"]  # tuned ones only: not 15-bins, not temperature
+    assert titles == ["bins", "kde", "ukkr", "temperature"]  # every tunable one: not the fixed 15-bins
     assert fig.layout.xaxis.type == "linear" and fig.layout.xaxis2.type == "log" and fig.layout.xaxis3.type == "log"
+    assert list(fig.layout.xaxis4.ticktext) == ["fit"]  # temperature's one value, a category
     chosen = [t for t in fig.data if t.name == "chosen value"]
-    assert len(chosen) == 3
+    assert len(chosen) == 4
     s = top.summary.set_index("estimator")
     assert chosen[1].x[0] == s.loc["kde", "params"]["bandwidth"]
     assert chosen[1].y[0] == pytest.approx(s.loc["kde", "val_risk"])
     base = [t for t in fig.data if t.name == "15-bin risk"]
-    assert len(base) == 3 and base[0].y[0] == pytest.approx(s.loc["15-bins", "val_risk"])
+    assert len(base) == 4 and base[0].y[0] == pytest.approx(s.loc["15-bins", "val_risk"])
     bands = [t for t in fig.data if t.fill == "toself"]
-    assert len(bands) == 3
+    assert len(bands) == 4
     mean_kde = top.curves[top.curves.estimator == "kde"].groupby("value")["val_risk"].mean()
     line = [t for t in fig.data if t.name == "kde" and t.mode == "lines+markers"][0]
     np.testing.assert_allclose(line.y, mean_kde.sort_index().to_numpy())

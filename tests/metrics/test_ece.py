@@ -324,28 +324,36 @@ def test_bad_input_says_what_is_wrong(call, message):
 def test_curve_band_contains_estimate_and_lies_in_unit_interval(name):
     P, y = load_npz(name)
     curve = rl.continuous_reliability_curve(P, y, n_boot=100)
-    assert list(curve.columns) == ["confidence", "accuracy", "lower", "upper", "density"]
+    assert list(curve.columns) == ["confidence", "accuracy", "lower", "upper", "density", "rows"]
     assert len(curve) == 200 and curve["confidence"].iloc[0] == pytest.approx(0.1) and curve["confidence"].iloc[-1] == 1.0
-    seen = curve["density"] > 0
+    seen = curve["rows"] >= rl.MIN_EFFECTIVE_ROWS
     assert seen.sum() > 100
     c = curve[seen]
     assert (c["lower"] <= c["accuracy"]).all() and (c["accuracy"] <= c["upper"]).all()
     assert ((c[["lower", "accuracy", "upper"]] >= 0) & (c[["lower", "accuracy", "upper"]] <= 1)).all().all()
     assert curve.loc[~seen, ["accuracy", "lower", "upper"]].isna().all().all()
-    assert curve.attrs["ece"] == pytest.approx(ece_kde(P, y), abs=1e-12)
+    assert curve.attrs["ece"] == pytest.approx(ece_kde(P, y, bandwidth=curve.attrs["bandwidth"]), abs=1e-12)
 
 
 def test_curve_matches_brute_force_regression_and_density():
     P, y = small_data(n=40, d=3, seed=9)
-    curve = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_boot=0)
+    curve = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_boot=0, bandwidth="silverman")
     assert curve[["lower", "upper"]].isna().all().all()
     z, t = P[:, 1], (y == 1).astype(float)
     h = brute_silverman(z)
-    for x, acc, dens in curve[["confidence", "accuracy", "density"]].itertuples(index=False):
+    assert curve.attrs["bandwidth"] == pytest.approx(h, rel=1e-12)
+    estimated = 0
+    for x, acc, dens, rows in curve[["confidence", "accuracy", "density", "rows"]].itertuples(index=False):
         k = [sum(triweight((x - c) / h) / h for c in (v, -v, 2 - v, 2 + v)) for v in z]
         assert dens == pytest.approx(sum(k) / len(z), abs=1e-12)
-        if sum(k) > 0:
+        effective = sum(k) ** 2 / np.dot(k, k) if sum(k) > 0 else 0.0  # Kish's effective number of rows
+        assert rows == pytest.approx(effective, rel=1e-9)
+        if effective >= rl.MIN_EFFECTIVE_ROWS:
             assert acc == pytest.approx(np.dot(k, t) / sum(k), abs=1e-12)
+            estimated += 1
+        else:
+            assert np.isnan(acc)
+    assert 0 < estimated < len(curve)  # both branches are checked
     fixed = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_boot=0, bandwidth=0.3)
     assert fixed.attrs["bandwidth"] == 0.3
     x, acc = fixed["confidence"].iloc[4], fixed["accuracy"].iloc[4]
