@@ -15,7 +15,9 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
+from calibdash.display import tables
 from calibdash.display import text as display
+from calibdash.display.reliability import FIFTEEN_BIN_HELP
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
 from calibdash.evaluation.config import config_fingerprint, resolve
 from calibdash.evaluation.evaluations import Evaluations
@@ -47,6 +49,7 @@ HELP = {
     "grouped by what they estimate: the L1 ECE estimators of Posocco & Bonnefoy (the familiar 15-bin ECE among "
     "them), the squared kernel calibration error (SKCE) with its test of 'the model is calibrated', and the "
     "variational estimators of Berta et al. (a lower bound). The risk cannot rank them: they are not of its form.",
+    "fifteen": FIFTEEN_BIN_HELP,
     "test_size": "Fraction of rows held out and used only for the final estimate, never for choosing.",
     "n_folds": "Cross-validation folds on the remaining rows, used to compute the risk of every setting.",
     "seed": "Random seed of the split, so a run can be repeated exactly.",
@@ -446,11 +449,45 @@ def sidebar():
         st.caption("Gruber & Bach, TMLR 2025: estimators of squared calibration errors, chosen by a risk.")
 
 
+def grid_extension_buttons(notion, res):
+    """One button per estimator whose tuned value lies at the edge of its grid with the risk still
+    falling: it puts :meth:`GridEdge.extended_grid` in the Evaluate page's grid box (with the notion
+    and the estimator chosen there) and opens that page, ready to run."""
+    ss = st.session_state
+    for edge in res.grid_edges:
+        name = edge.estimator
+        if edge.flat or name not in REGISTRY or not editable(name) or edge.param != tuned_param(name):
+            continue
+        text = format_grid(edge.extended_grid())
+        if st.button(f"Extend the grid of {name} to {text} and run again", key=f"extend__{notion}__{name}",
+                     help="Opens the Evaluate page with this grid filled in and every other setting as it is; "
+                          "press Run there."):
+            notions = list(ss.get("cfg__notions", DEFAULT_NOTIONS))
+            ss["cfg__notions"] = notions + ([notion] if notion not in notions else [])
+            names = list(ss.get(f"cfg__est__{notion}", DEFAULT_ESTIMATORS[notion]))
+            ss[f"cfg__est__{notion}"] = names + ([name] if name not in names else [])
+            ss[f"cfg__grid__{notion}__{name}"] = text
+            st.switch_page("app_pages/evaluate.py")
+
+
 def show_no_result():
     """What the Results page says before any evaluation of the current data."""
     st.info("No evaluation of these data yet. Open **Evaluate** and press **Run**.")
     st.page_link("app_pages/evaluate.py", label="Go to Evaluate", icon=":material/play_arrow:")
 
+
+
+def number_table(df, *, key, numbers, column_config=None):
+    """``st.dataframe`` of ``df`` with the columns of ``numbers`` ({column: (label, format spec, help)})
+    shown as right-aligned text wide enough for every value (a minus sign is never clipped) and
+    missing values blank (not a grey "None"): :func:`calibdash.display.tables.formatted`."""
+    table = tables.formatted(df, {c: spec for c, (_, spec, _) in numbers.items()})
+    config = dict(column_config or {})
+    for col, (label, _, help_) in numbers.items():
+        if col in table:
+            config[col] = st.column_config.TextColumn(label, help=help_, alignment="right",
+                                                      width=tables.text_width(table[col], label))
+    st.dataframe(table, key=key, hide_index=True, width="stretch", column_config=config)
 
 
 def class_balance(pred):
@@ -466,7 +503,7 @@ _REPORTS = {}  # the latest few reports, shared by sessions: one is several mega
 _REPORTS_LOCK = __import__("threading").Lock()
 
 
-def report_bytes(results, pred, title=None):
+def report_bytes(results, pred, title=None, *, results_file=None):
     """The self-contained HTML report of ``results`` ({notion: EvaluationResult}) on ``pred``, as UTF-8.
 
     Runs outside the script thread (a deferred download), so it keeps its cache in this
@@ -474,11 +511,13 @@ def report_bytes(results, pred, title=None):
     """
     import json
 
-    key = (pred.sha256, title, tuple((n, json.dumps(r.config.get("call"), sort_keys=True, default=str)) for n, r in results.items()))
+    key = (pred.sha256, title, results_file,
+           tuple((n, json.dumps(r.config.get("call"), sort_keys=True, default=str)) for n, r in results.items()))
     with _REPORTS_LOCK:
         if key in _REPORTS:
             return _REPORTS[key]
-    data = cd.report(results, pred, title=title).encode("utf-8")
+    # The provenance names the Results page's JSON download, the file the app offers beside the report.
+    data = cd.report(results, pred, title=title, results_file=results_file, made_by="app").encode("utf-8")
     with _REPORTS_LOCK:
         _REPORTS[key] = data
         while len(_REPORTS) > 4:
@@ -491,13 +530,30 @@ def file_slug(label):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
 
 
+def download_name(what, ext, label, *, notion=None, seed=None):
+    """The file name of every download: what it holds, then the data, the notion and the seed it
+    was computed with, e.g. ``summary_digits__random_forest_top-label_seed0.csv``."""
+    parts = [what, file_slug(label)] + ([notion] if notion else []) + ([f"seed{seed}"] if seed is not None else [])
+    return "_".join(parts) + "." + ext
+
+
+def result_seed(results):
+    """The seed of the split of ``results`` ({notion: EvaluationResult}; the notions share it)."""
+    return next(iter(results.values())).config.get("call", {}).get("random_state")
+
+
+def results_file_name(results, label):
+    """The name of the "Full results (JSON)" download (the report's provenance names it too)."""
+    return download_name("results", "json", label, seed=result_seed(results))
+
+
 def results_download(container, results, label):
     """The "Full results (JSON)" download: every notion evaluated, in calibdash's one result
-    format, named after the data; built when it is clicked."""
+    format, named after the data and the seed; built when it is clicked."""
     results = dict(results)
     container.download_button(
         "Full results (JSON)", lambda: Evaluations.of(results, name=str(label)).to_json(indent=1),
-        f"results_{file_slug(label)}.json", "application/json", key="dl_json", on_click="ignore",
+        results_file_name(results, label), "application/json", key="dl_json", on_click="ignore",
         help="Every notion's results, reloadable with calibdash.evaluation.evaluations.Evaluations.from_json "
              "(or `calibdash rerun FILE` to recompute and compare every number).",
     )
@@ -505,11 +561,12 @@ def results_download(container, results, label):
 
 def report_download(container, results, pred, label):
     """The "Report (HTML)" download button; the report is built when it is clicked."""
-    slug = file_slug(label)
     results = dict(results)
     container.download_button(
-        "Report (HTML)", lambda: report_bytes(results, pred, title=f"Calibration report: {label}"),
-        f"calibdash_report_{slug}.html", "text/html", key="dl_report", on_click="ignore",
+        "Report (HTML)",
+        lambda: report_bytes(results, pred, title=f"Calibration report: {label}", results_file=results_file_name(results, label)),
+        download_name("calibdash_report", "html", label, seed=result_seed(results)), "text/html", key="dl_report",
+        on_click="ignore",
         help="A self-contained HTML document: data fingerprint, configuration and seed, library versions, verdict, "
              "tables, figures and references with BibTeX. Opens offline in any browser.",
     )
@@ -591,6 +648,24 @@ def run_comparison(models, settings, container=None):
     while len(store) > 8:
         store.pop(next(iter(store)))
     return res, None
+
+
+def comparison_file_name(what, ext, res):
+    """The name of a Compare page download: named after the models compared, the notion and the seed."""
+    return download_name(what, ext, " vs ".join(map(str, res.models["model"])), notion=res.config["notion"],
+                         seed=res.config["random_state"])
+
+
+def comparison_report_download(container, res, models):
+    """The Compare page's "Report (HTML)" download (:func:`calibdash.reporting.html.comparison_report`),
+    built when it is clicked."""
+    models = dict(models)
+    container.download_button(
+        "Report (HTML)", lambda: cd.comparison_report(res, models).encode("utf-8"),
+        comparison_file_name("calibdash_comparison", "html", res), "text/html", key="dl_cmp_report", on_click="ignore",
+        help="A self-contained HTML document: the comparison's tables and figures, settings and seed, every model's data "
+             "fingerprint, library versions and references with BibTeX. Opens offline in any browser.",
+    )
 
 
 def load_compare_uploads(pred_files, labels_file):

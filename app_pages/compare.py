@@ -98,11 +98,12 @@ def show(res):
     tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_boot=100) for name, P in res.probs.items()}
     st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
 
-    d1, d2 = st.columns(2)
-    d1.download_button("Models table (CSV)", res.models.to_csv(index=False), "compare_models.csv", "text/csv",
-                       key="dl_cmp_models", help="One row per model, full precision.")
-    d2.download_button("Pairs table (CSV)", res.pairs.to_csv(index=False), "compare_pairs.csv", "text/csv",
-                       key="dl_cmp_pairs", help="One row per pair of models: difference, interval, p-value.")
+    d1, d2, d3 = st.columns(3)
+    d1.download_button("Models table (CSV)", res.models.to_csv(index=False), ui.comparison_file_name("compare_models", "csv", res),
+                       "text/csv", key="dl_cmp_models", help="One row per model, full precision.")
+    d2.download_button("Pairs table (CSV)", res.pairs.to_csv(index=False), ui.comparison_file_name("compare_pairs", "csv", res),
+                       "text/csv", key="dl_cmp_pairs", help="One row per pair of models: difference, interval, p-value.")
+    ui.comparison_report_download(d3, res, models)
 
 
 if len(models) < 2:

@@ -27,8 +27,9 @@ for notion in ss["cfg__notions"]:
             param = ui.tuned_param(name)
             gkey = f"cfg__grid__{notion}__{name}"
             ss.setdefault(gkey, ui.default_grid_text(notion, name))
-            st.text_input(f"{name}: {param} (comma-separated values)", key=gkey,
-                          help=ui.parameter_help(param))
+            # A text area of its content's height: a long grid (23 bandwidths) shows in full, wrapped.
+            st.text_area(f"{name}: {param} (comma-separated values)", key=gkey, height="content",
+                         help=ui.parameter_help(param))
         okey = f"cfg__others__{notion}"
         ss.setdefault(okey, list(DEFAULT_OTHERS[notion]))
         st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), key=okey,

@@ -92,7 +92,8 @@ else:
         }
         st.dataframe(plots.lab_summary_points(summary), key="lab_summary_table", hide_index=True, width="stretch",
                      column_config=points)
-        st.download_button("Estimates (CSV)", df.to_csv(index=False), "lab_estimates.csv", "text/csv",
+        st.download_button("Estimates (CSV)", df.to_csv(index=False),
+                           ui.download_name("lab_estimates", "csv", scen_label, notion=notion, seed=int(seed)), "text/csv",
                            key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
 
 st.header("2. The paper's Figure 1: the risk finds the truth")
@@ -118,5 +119,6 @@ st.markdown(
     "many data sets (blue) it is lowest at theta = 1, the true calibration map. The risk can therefore rank "
     "estimators and choose their settings without knowing the truth: on real data it is all we have."
 )
-st.download_button("Risk per theta and seed (CSV)", fig1.to_csv(index=False), "figure1.csv", "text/csv",
-                   key="dl_lab_figure1", help="One row per theta and seed.")
+st.download_button("Risk per theta and seed (CSV)", fig1.to_csv(index=False),
+                   ui.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
+                   "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")

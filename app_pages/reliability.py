@@ -27,11 +27,11 @@ notion = ui.notion_picker(results) if results else None
 
 
 view = top_label_view(pred, results.get("top-label"), **opts)
-st.subheader("Top-label reliability diagram")
+st.subheader("Top-label reliability diagram", help=ui.HELP["fifteen"])
 left, right = st.columns(2)
 left.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
              "On the dashed diagonal the model would be calibrated. Orange: the smooth estimate of P(correct | confidence) "
-             "by the estimator the risk selected. Binned ECE of this diagram: "
+             f"by the estimator the risk selected. {rl.diagram_ece_name(ss['rel__bins'], ss['rel__strategy'], sentence=True)}: "
              f"{100 * view.table.attrs['ece']:.2f} points.")
 left.plotly_chart(plots.reliability_figure(view.table, title=None, recal=view.recalibration), key="reliability_diagram",
                   width="stretch")

@@ -59,6 +59,7 @@ _EXPORTS = {
     "VariationalEstimate": "calibdash.metrics.variational",
     "VariationalTopLabel": "calibdash.metrics.variational",
     "report": "calibdash.reporting.html",
+    "comparison_report": "calibdash.reporting.html",
 }
 _SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "cli", "errors")
 

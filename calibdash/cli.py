@@ -330,7 +330,7 @@ def write_model_outputs(out, name, results, pred, command, title=None):
     _write_text(out / "result.json", run_to_json({name: results}, command))
     from calibdash.reporting.html import report
 
-    _write_text(out / "report.html", report(results, pred, title=title))
+    _write_text(out / "report.html", report(results, pred, title=title, results_file="result.json", made_by="cli"))
     return [out / f for f in ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")]
 
 
@@ -491,7 +491,7 @@ def cmd_evaluate(args):
         _write_text(out / "others.csv", others_table.to_csv(index=False))
         _write_text(out / "result.json", run_to_json(models, command))
         preds = {n: pred for n, (pred, _) in zip(names, loaded)}
-        _write_text(out / "report.html", report(models, preds, title=args.title))
+        _write_text(out / "report.html", report(models, preds, title=args.title, results_file="result.json", made_by="cli"))
         _say(args, f"comparison: wrote {out / 'summary.csv'}, {out / 'curves.csv'}, {out / 'others.csv'}, {out / 'result.json'}, "
                    f"{out / 'report.html'}")
     return 0

@@ -183,8 +183,8 @@ def test_the_lab_exposes_its_studies():
 # results, and the name for the by-name functions) stay positional.
 POSITIONAL = {
     "evaluate": ["P", "y"], "evaluate_notions": ["P", "y"], "compare": ["models", "y"],
-    "report": ["results", "predictions"], "load_predictions": ["source", "labels"],
-    "inspect_predictions": ["source", "labels"], "skce": ["P", "y"],
+    "report": ["results", "predictions"], "comparison_report": ["comparison", "predictions"],
+    "load_predictions": ["source", "labels"], "inspect_predictions": ["source", "labels"], "skce": ["P", "y"],
     "calibration_test": ["P", "y"], "ece_kde": ["P", "y"], "ece_by_name": ["name", "P", "y"],
     "ece_bootstrap": ["name", "P", "y"], "variational_error": ["P", "y"], "variational_top_label": ["P", "y"],
     "holdout_loss_gap": ["recalibrator_fitted", "P_test", "y_test"], "risk": ["estimator", "P", "y"],

@@ -21,6 +21,35 @@ from calibdash.metrics.ece import bootstrap_counts, check_bandwidth, kde_problem
 
 STRATEGIES = ("uniform", "quantile")
 
+#: The three 15-bin figures of one result, each named for what it is: the verdict, the app,
+#: the report and docs/results.md use these names; :data:`FIFTEEN_BIN_HELP` says why they differ.
+FIFTEEN_BIN_NAMES = {
+    "estimator": "15-bin L2 estimate (the ranked estimator 15-bins, holdout rows)",
+    "ece": "15-bin ECE (L1, holdout rows)",
+    "diagram": "15-bin ECE of this diagram (L1, all rows)",
+}
+FIFTEEN_BIN_HELP = (
+    "Three figures use 15 equal-width bins of the confidence, and they differ for stated reasons. "
+    "The **15-bin L2 estimate** (estimator 15-bins, ranked by the risk) is the root of the mean squared gap: the "
+    "bins' gaps are learnt on the optimisation folds and squared on the holdout rows, so it is an L2 error and "
+    "noise in a bin's gap adds to it (it is not debiased). The **15-bin ECE (L1, holdout rows)** of the literature "
+    "table is the familiar mean absolute gap, binned on the holdout rows alone. The **15-bin ECE of the reliability "
+    "diagram** is the same L1 formula on all rows: computed on the holdout rows it equals the literature's 15-bin "
+    "ECE. An L2 error is at least as large as the L1 error of the same gaps, and both binned errors grow with "
+    "noise on small samples; only the L2 estimate can be compared with the other ranked estimators."
+)
+
+
+def diagram_ece_name(n_bins, strategy, *, sentence=False):
+    """The name of a reliability diagram's binned ECE: :data:`FIFTEEN_BIN_NAMES` ["diagram"] for
+    15 equal-width bins, else the same words with its own bins; ``sentence``: to start a sentence."""
+    if n_bins == 15 and strategy == "uniform":
+        name = FIFTEEN_BIN_NAMES["diagram"]
+    else:
+        kind = "equal-width" if strategy == "uniform" else "equal-mass"
+        name = f"binned ECE of this diagram ({n_bins} {kind} bins, L1, all rows)"
+    return name[:1].upper() + name[1:] if sentence else name
+
 
 def bin_edges(conf, n_bins=15, strategy="uniform"):
     """Bin edges on [0, 1]: equal width ("uniform") or equal mass ("quantile"), the same
@@ -279,5 +308,6 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     return curve
 
 
-__all__ = ["STRATEGIES", "bin_edges", "assign_bins", "reliability_table", "top_label", "one_class", "per_class_tables",
-           "selected_recalibration", "MIN_EFFECTIVE_ROWS", "BANDWIDTHS", "automatic_bandwidth", "continuous_reliability_curve"]
+__all__ = ["STRATEGIES", "FIFTEEN_BIN_NAMES", "FIFTEEN_BIN_HELP", "diagram_ece_name", "bin_edges", "assign_bins",
+           "reliability_table", "top_label", "one_class", "per_class_tables", "selected_recalibration",
+           "MIN_EFFECTIVE_ROWS", "BANDWIDTHS", "automatic_bandwidth", "continuous_reliability_curve"]

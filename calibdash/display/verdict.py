@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from calibdash.core.uncertainty import REFERENCE
+from calibdash.display.reliability import FIFTEEN_BIN_NAMES
 
 _NOTION_WORDS = {
     "top-label": "how far the model's confidence in its predicted class is from how often that class is right",
@@ -52,6 +53,11 @@ class Verdict:
     shows_miscalibration : bool or None
         The best estimator's risk is clearly below that of h = 0 (None when the result
         has no reference risks).
+    warnings : list of str
+        The result's warnings, worded for the Python and command-line user.
+    grid_edges : list of GridEdge
+        The result's choices at the edge of their grids, which :meth:`markdown` words for
+        the app's reader (:mod:`calibdash.evaluation.advice`).
     """
 
     estimator: str
@@ -67,12 +73,21 @@ class Verdict:
     disagree: bool = False
     range_pp: tuple = (float("nan"), float("nan"))
     shows_miscalibration: bool | None = None
+    grid_edges: list = field(default_factory=list)
+
+    def plain_warnings(self):
+        """The warnings in plain words: each grid-edge advice as the app says it, any other
+        warning as it is."""
+        python = {edge.text("python") for edge in self.grid_edges}
+        return [edge.text("app") for edge in self.grid_edges] + [w for w in self.warnings if w not in python]
 
     def markdown(self):
+        """The verdict as the app shows it (warnings in plain words)."""
         lines = [f"**{self.headline}**", ""]
         lines += [f"- {d}" for d in self.details]
-        if self.warnings:
-            lines += ["", "Warnings:"] + [f"- {w}" for w in self.warnings]
+        warnings = self.plain_warnings()
+        if warnings:
+            lines += ["", "Warnings:"] + [f"- {w}" for w in warnings]
         return "\n".join(lines)
 
 
@@ -159,7 +174,7 @@ def verdict(result):
     if len(baseline) and best["estimator"] != "15-bins":
         b = baseline.iloc[0]
         b_est, b_lo, b_hi = 100 * float(b["estimate"]), 100 * float(b["ci_low"]), 100 * float(b["ci_high"])
-        text = f"The common 15-bin estimate is {b_est:.2f} points (95% interval {b_lo:.2f} to {b_hi:.2f})"
+        text = f"The {FIFTEEN_BIN_NAMES['estimator']} is {b_est:.2f} points (95% interval {b_lo:.2f} to {b_hi:.2f})"
         if bool(b.get("tied", False)):
             details.append(text + ", and the risk cannot tell it apart from the best estimator.")
         elif b_hi < low or b_lo > high:
@@ -181,8 +196,8 @@ def verdict(result):
     ece15 = other[other["estimator"] == "ece-15-bins"] if len(other) else other
     if len(ece15):
         details.append(
-            f"For reference, the familiar 15-bin top-label ECE is {100 * float(ece15.iloc[0]['estimate']):.2f} points; it is an "
-            "L1 error, on another scale than the figure above, so compare it with other L1 errors only."
+            f"For reference, the familiar top-label {FIFTEEN_BIN_NAMES['ece']} is {100 * float(ece15.iloc[0]['estimate']):.2f} "
+            "points; it is an L1 error, on another scale than the figure above, so compare it with other L1 errors only."
         )
     details.append(
         f"Every interval covers both which {result.config.get('n_test', '?')} rows were held out and which rows fitted "
@@ -199,6 +214,7 @@ def verdict(result):
         headline=headline,
         details=details,
         warnings=list(result.warnings),
+        grid_edges=list(result.grid_edges),
         tied=list(tied["estimator"]) + ([REFERENCE] if ref_tied else []),
         disagree=bool(disagree),
         range_pp=(lo_est, hi_est),

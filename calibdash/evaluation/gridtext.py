@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 from calibdash.errors import ConfigError
 from calibdash.estimators.registry import parameter
@@ -28,7 +29,7 @@ def parse_grid_text(text, param):
     ----------
     text : str
         For example ``"5, 10, 20"`` (n_bins) or ``"1e-4, 1e-3"`` (bandwidth, lam) or
-        ``"fit, 1.5"`` (temperature). Semicolons and spaces also separate values.
+        ``"fit, 1.5"`` (temperature). Semicolons, spaces and line breaks also separate values.
     param : str
         The hyperparameter's name; its registry description
         (:func:`calibdash.estimators.registry.parameter`) decides whether whole numbers or
@@ -47,7 +48,8 @@ def parse_grid_text(text, param):
     """
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"Give at least one value for {param}.")
-    tokens = [t for t in text.replace(";", ",").replace(" ", ",").split(",") if t.strip()]
+    # Any white space separates too: the app's grid boxes are text areas, where a line break may fall.
+    tokens = [t for t in re.split(r"[,;\s]+", text) if t]
     described = parameter(param)
     words = set(described.choices) if described else set()
     integer = described is not None and described.kind == "integer"

@@ -32,6 +32,7 @@ from calibdash.estimators import make_estimator
 from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
+from calibdash.evaluation.advice import GridEdge
 from calibdash.evaluation.config import EvaluationConfig, check_split, combinations
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.io.loading import Predictions, canonical_sha256
@@ -322,7 +323,7 @@ class _NotionRun:
 
     def result(self, seconds, data_sha256):
         n_folds = len(self.folds)
-        summary_rows, curve_rows, fold_rows, warnings, models = [], [], [], [], {}
+        summary_rows, curve_rows, fold_rows, grid_edges, models = [], [], [], [], {}
         for name in self.names:
             spec, path_param = REGISTRY[name], tuned_param(name)
             values = self.full_grids[name][path_param]
@@ -358,22 +359,9 @@ class _NotionRun:
                 side = _at_edge(grid[param], value)
                 if side:
                     edges[param] = side
-                    span = f"({min(grid[param]):g} to {max(grid[param]):g})"
-                    where = "larger" if side == "high" else "smaller"
-                    extreme = "largest" if side == "high" else "smallest"
-                    if param == path_param and self.flat_at_edge(name, value):
-                        warnings.append(
-                            f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid {span}, "
-                            f"but the risk is flat there: the two {extreme} values predict held-out calibration gaps "
-                            f"equally well (their paired risk difference is within one standard error), so {where} "
-                            "values would not do better and the grid need not be extended."
-                        )
-                    else:
-                        warnings.append(
-                            f"{name}: the selected {param} = {value:g} lies at the {side} edge of its grid {span} "
-                            f"and the risk is still falling there, so a {where} value may fit better: add {where} "
-                            f"values of {param} to the grid of {name}."
-                        )
+                    nums = tuple(v for v in grid[param] if not isinstance(v, (str, bool)))
+                    flat = bool(param == path_param and self.flat_at_edge(name, value))
+                    grid_edges.append(GridEdge(name, param, value, side, nums, flat))
             err = holdout_error(np.stack([self.diags[name, k] for k in range(n_folds)]))
             low, high = err.root_interval(0.95)
             root_k = np.sqrt(n_folds)
@@ -425,7 +413,8 @@ class _NotionRun:
             config=config,
             split={"test": self.test, "folds": [v for _, v in self.folds]},
             diagonals={name: np.stack([self.diags[name, k] for k in range(n_folds)]) for name in self.names},
-            warnings=warnings,
+            warnings=[edge.text("python") for edge in grid_edges],
+            grid_edges=grid_edges,
             models=models if self.keep_models else None,
             others=pd.DataFrame([self.other_rows[name] for name in self.others], columns=OTHER_COLUMNS),
         )

@@ -11,6 +11,7 @@ import pandas as pd
 
 from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
 from calibdash.errors import ConfigError, InputError
+from calibdash.evaluation.advice import GridEdge
 
 # The columns of the literature's rows (``EvaluationResult.others``).
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
@@ -80,7 +81,12 @@ class EvaluationResult:
         Everything needed to rerun: the call's arguments, split sizes, library versions
         and the data's sha256.
     warnings : list of str
-        Plain-language warnings, for example a choice at the edge of its grid.
+        Warnings for the Python and command-line user, for example a choice at the edge of
+        its grid.
+    grid_edges : list of GridEdge
+        Every chosen hyperparameter at the edge of its grid, as facts: the app words them
+        for its readers and offers :meth:`GridEdge.extended_grid`
+        (:mod:`calibdash.evaluation.advice`).
     models : dict or None
         The fitted fold ensembles by estimator name (in memory only; not in the JSON).
     split : dict or None
@@ -105,6 +111,7 @@ class EvaluationResult:
     folds: pd.DataFrame
     config: dict
     warnings: list = field(default_factory=list)
+    grid_edges: list = field(default_factory=list)
     models: dict | None = field(default=None, repr=False, compare=False)
     others: pd.DataFrame | None = None
     split: dict | None = field(default=None, repr=False, compare=False)
@@ -201,6 +208,7 @@ class EvaluationResult:
         return {
             "config": _plain(self.config),
             "warnings": list(self.warnings),
+            "grid_edges": [_plain(edge.to_dict()) for edge in self.grid_edges],
             "summary": _frame_to_json(self.summary),
             "curves": _frame_to_json(self.curves),
             "folds": _frame_to_json(self.folds),
@@ -219,6 +227,7 @@ class EvaluationResult:
             folds=_frame_from_json(obj["folds"]),
             config=obj["config"],
             warnings=list(obj["warnings"]),
+            grid_edges=[GridEdge.from_dict(edge) for edge in obj.get("grid_edges", [])],  # absent in older files
             others=_frame_from_json(obj["others"]) if "others" in obj else None,
             split=None if obj.get("split") is None else {
                 "test": np.asarray(obj["split"]["test"], dtype=np.int64),

@@ -22,6 +22,7 @@ import numpy as np
 
 from calibdash.core.notions import NOTIONS
 from calibdash.display import plots
+from calibdash.display.reliability import diagram_ece_name
 from calibdash.display.text import plot_text
 from calibdash.display.verdict import verdict
 from calibdash.display.views import per_class_view, top_label_view
@@ -30,7 +31,7 @@ from calibdash.evaluation.evaluations import Evaluations
 from calibdash.io.loading import Predictions
 from calibdash.reporting.references import references_for
 
-__all__ = ["report", "ModelResults", "normalise_results"]
+__all__ = ["report", "comparison_report", "ModelResults", "normalise_results", "MADE_BY"]
 
 _NOTION_TITLES = {"top-label": "Top-label", "canonical": "Canonical", "classwise": "Classwise"}
 # At most this many per-class reliability panels (the most frequent classes), as in the app.
@@ -247,7 +248,29 @@ def _data_section(m, h):
     return "".join(out)
 
 
-def _config_section(m, h):
+# Who made a report, so that its provenance names the result file that caller offers (``report``'s ``made_by``).
+MADE_BY = ("python", "cli", "app")
+
+
+def _rerun_text(results_file, made_by):
+    """The provenance sentence's start: which result file reruns these numbers, and how."""
+    if made_by not in MADE_BY:
+        raise InputError(f"made_by must be one of {', '.join(MADE_BY)}; got {made_by!r}.")
+    if made_by != "python" and not results_file:
+        raise InputError(f"made_by={made_by!r} needs results_file, the name of the result file that goes with the report.")
+    if made_by == "cli":
+        return (f"<p>To rerun to the same numbers: <code>python -m calibdash rerun {_e(results_file)}</code> on the result "
+                "file written beside this report (it records the input files), or in Python ")
+    if made_by == "app":
+        return ("<p>To rerun to the same numbers: save the Results page's download \"Full results (JSON)\", "
+                f"<code>{_e(results_file)}</code>, and run <code>python -m calibdash rerun {_e(results_file)} --predictions "
+                "FILE</code> with the predictions file that was evaluated (the app does not record where it came from), "
+                "or in Python ")
+    return ("<p>To rerun to the same numbers: write the results with <code>Evaluations.of(results).to_json()</code> "
+            "and run <code>python -m calibdash rerun FILE --predictions DATA</code> on that file, or in Python ")
+
+
+def _config_section(m, h, rerun):
     rows = []
     for notion, res in m.results.items():
         call = res.config.get("call", {})
@@ -255,9 +278,7 @@ def _config_section(m, h):
                      _e(call.get("n_folds")), _e(call.get("random_state")), _num(res.config.get("seconds"), ".1f")))
     out = [f"<h{h}>Configuration and seed</h{h}>",
            _table(["notion", "estimators", "holdout fraction", "folds", "seed", "seconds"], rows, numeric=(2, 3, 4, 5))]
-    out.append("<p>To rerun to the same numbers: <code>python -m calibdash rerun result.json</code> on the "
-               "result file written beside this report, or in Python "
-               "<code>cd.evaluate(cd.load_predictions(FILE), **config[\"call\"])</code> with the calls below.</p>")
+    out.append(rerun + "<code>cd.evaluate(cd.load_predictions(FILE), **config[\"call\"])</code> with the calls below.</p>")
     for notion, res in m.results.items():
         text = json.dumps(res.config.get("call", {}), indent=1, default=str)
         out.append(f"<details><summary>{_e(notion)}: the full call (grids written out)</summary><pre>{_e(text)}</pre></details>")
@@ -311,7 +332,7 @@ def _notion_section(notion, res, figs, h, anchor):
                "holdout set; its 95% interval covers both which rows were held out and which rows fitted the fold "
                "models (an estimator's bias excepted). summary.csv has every column at full precision.</p>")
     out.append(_summary_table(res))
-    if plots.tuned_estimators(res):
+    if plots.curve_estimators(res):
         out.append(f"<h{h + 1}>Risk against hyperparameter</h{h + 1}>")
         out.append(figs.add(plots.risk_curves(res), "Mean validation risk over folds (line), +- one paired standard "
                             "error of the fold-by-fold difference to the chosen value (band), the chosen value (red "
@@ -362,7 +383,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
         plots.reliability_figure(top.table, title="Top-label reliability", recal=top.recalibration),
         f"{'Equal-width' if strategy == 'uniform' else 'Equal-mass'} bins ({n_bins}) of all rows: how often the "
         f"predicted class is right, with a 90% bootstrap band ({n_boot} resamples); orange: the selected "
-        f"estimator's recalibration map on the holdout rows. Binned ECE of this diagram: "
+        f"estimator's recalibration map on the holdout rows. {diagram_ece_name(n_bins, strategy, sentence=True)}: "
         f"{100 * top.table.attrs['ece']:.2f} points.{note}",
         "top-label reliability",
     ))
@@ -436,8 +457,8 @@ def _estimator_names(models):
     return names
 
 
-def _model_body(m, figs, h, n_bins, strategy, n_boot, alpha, prefix):
-    out = [_data_section(m, h), _config_section(m, h)]
+def _model_body(m, figs, h, n_bins, strategy, n_boot, alpha, prefix, rerun):
+    out = [_data_section(m, h), _config_section(m, h, rerun)]
     for notion, res in m.results.items():
         out.append(_notion_section(notion, res, figs, h, f"{prefix}{notion}"))
     out.append(_reliability_section(m, figs, h, n_bins, strategy, n_boot))
@@ -498,12 +519,135 @@ def _comparison_section(models, figs, h):
     return "".join(out)
 
 
+def _title_block(title, method):
+    from calibdash import __version__
+
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. {method}</p>"
+
+
+def _document(title, nav, body, figs, path):
+    """The HTML document of ``body`` (its first part the title block), also written to ``path`` if given."""
+    from calibdash import __version__
+
+    doc = (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        f"<meta name=\"generator\" content=\"calibdash {_e(__version__)}\">"
+        f"<meta name=\"calibdash-figures\" content=\"{figs.count}\">"
+        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
+        f"{body[0]}<nav><ul>{''.join(nav)}</ul></nav>{''.join(body[1:])}</body></html>\n"
+    )
+    if path is not None:
+        Path(path).write_text(doc, encoding="utf-8")
+    return doc
+
+
+def comparison_report(comparison, predictions=None, *, title=None, path=None, n_bins=15, n_boot=100):
+    """A self-contained HTML report of :func:`calibdash.compare`, the paired comparison of models.
+
+    It holds what the app's Compare page shows (every model's calibration error, accuracy and
+    Brier score, the paired differences with intervals and p-values, the overlaid reliability
+    diagrams), the settings and seed, every model's data fingerprint, the library versions and
+    the references. Like :func:`report`, it loads nothing from the network.
+
+    Parameters
+    ----------
+    comparison : ComparisonResult
+    predictions : dict, optional
+        ``{model name: Predictions}``: their source names are shown beside the fingerprints.
+    title : str, optional
+        Default: "Calibration comparison of N models".
+    path : str or path-like, optional
+        Also write the HTML there (UTF-8).
+    n_bins, n_boot : int
+        The overlaid reliability diagrams' equal-width bins (all rows) and bootstrap resamples.
+
+    Returns
+    -------
+    str
+        The HTML document.
+    """
+    from calibdash.display import reliability as rl
+
+    cfg = comparison.config
+    names = list(comparison.models["model"])
+    if title is None:
+        title = f"Calibration comparison of {len(names)} models"
+    figs = _Figures()
+    body = [_title_block(title, "Method: every model is evaluated with the same split and seed and measured by the same "
+                                "estimator; two models differ by the paired difference of their squared calibration "
+                                "errors on the same holdout rows, with an interval and a p-value that cover which rows "
+                                "were held out and which rows fitted the fold models (Gruber &amp; Bach, TMLR 2025).")]
+    nav = [f'<li><a href="#{a}">{t}</a></li>' for a, t in (
+        ("settings", "Settings and seed"), ("models", "Models"), ("pairs", "Differences between models"), ("data", "Data"),
+        ("versions", "Library versions"), ("references", "References"))]
+    settings = [("notion", _e(cfg.get("notion"))), ("estimator", _e(comparison.estimator)),
+                ("estimator chosen by", _e(cfg.get("estimator_chosen_by"))),
+                ("estimators tried", _e(", ".join(cfg.get("estimators") or []))),
+                ("holdout fraction", _num(cfg.get("test_size"), "g")), ("folds", _e(cfg.get("n_folds"))),
+                ("seed", _e(cfg.get("random_state"))), ("interval level", _num(cfg.get("level"), "g")),
+                ("rows / holdout rows", _e(f"{cfg.get('n')} / {cfg.get('n_test')}"))]
+    body.append('<section id="settings"><h2>Settings and seed</h2>' + _kv_table(settings)
+                + "<p>To rerun in Python: <code>cd.compare(models, notion=..., estimator=..., random_state=...)</code> "
+                  "with the settings above and the same predictions (their fingerprints are below).</p></section>")
+    rows = [(_e(r["model"]), _num(r["accuracy"], ".4f"), _num(r["brier"], ".4f"), _e(r["estimator"]), _e(r["hyperparameters"]),
+             _num(r["val_risk"], ".5g"), _num(r["estimate"], ".4f"), f"{_num(r['ci_low'], '.4f')} to {_num(r['ci_high'], '.4f')}")
+            for _, r in comparison.models.iterrows()]
+    body.append('<section id="models"><h2>Models</h2><p class="muted">The calibration error of each model on the holdout '
+                "rows (0 = calibrated) with its 95% interval; accuracy and the Brier score mix in how often the model is "
+                "right.</p>"
+                + _table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error",
+                          "95% interval"], rows, numeric=(1, 2, 5, 6))
+                + figs.add(plots.comparison_figure(comparison), "Calibration error in percentage points with its 95% "
+                           "interval, accuracy and Brier score of every model.", "comparison estimates")
+                + "</section>")
+    rows = [(_e(r["model_a"]), _e(r["model_b"]), _num(r["difference"], ".4g"), _num(r["se"], ".2g"),
+             f"{_num(r['ci_low'], '.4g')} to {_num(r['ci_high'], '.4g')}", _num(r["p_value"], ".3g"))
+            for _, r in comparison.pairs.iterrows()]
+    out = ['<section id="pairs"><h2>Differences between models</h2><p class="muted">The squared calibration error of '
+           "model a minus that of model b on the same holdout rows: below 0, model a is better calibrated. The p-value "
+           "is that of 'both models are equally well calibrated'.</p>",
+           _table(["model a", "model b", "difference", "s.e.", "95% interval", "p-value"], rows, numeric=(2, 3, 5)),
+           figs.add(plots.pairs_figure(comparison), "Differences of squared calibration errors between pairs of models, "
+                    "with 95% intervals.", "comparison pairs")]
+    if comparison.probs and comparison.labels is not None:
+        tables = {name: rl.reliability_table(*rl.top_label(P, comparison.labels), n_bins=n_bins, n_boot=n_boot)
+                  for name, P in comparison.probs.items()}
+        out.append(figs.add(plots.overlaid_reliability_figure(tables), f"Top-label reliability of every model ({n_bins} "
+                            "equal-width bins, all rows): the closer to the dashed diagonal, the better calibrated.",
+                            "comparison reliability"))
+    body.append("".join(out) + "</section>")
+    predictions = predictions or {}
+    rows = []
+    for name in names:
+        res_cfg = comparison.results[name].config if name in comparison.results else {}
+        pred = predictions.get(name)
+        rows.append((_e(name), _e(pred.source_name) if pred is not None else "", _e(res_cfg.get("n", "")),
+                     _e(res_cfg.get("n_classes", "")), f"<code>{_e(res_cfg.get('data_sha256', '?'))}</code>"))
+    body.append('<section id="data"><h2>Data</h2>'
+                + _table(["model", "source", "rows", "classes", "data sha256"], rows, numeric=(2, 3))
+                + '<p class="muted">The sha256 is of the probabilities (float64) and labels (int64) as evaluated, whatever '
+                  "the file format: equal numbers give equal fingerprints.</p></section>")
+    versions = {}
+    for res in comparison.results.values():
+        versions.update(res.config.get("versions", {}))
+    import plotly
+
+    versions.setdefault("plotly (report)", plotly.__version__)
+    body.append('<section id="versions"><h2>Library versions</h2>' + _kv_table([(k, _e(v)) for k, v in versions.items()])
+                + "</section>")
+    used = [comparison.estimator] + [e for e in (cfg.get("estimators") or []) if e != comparison.estimator]
+    body.append('<section id="references">' + _references_section(used, 2) + "</section>")
+    return _document(title, nav, body, figs, path)
+
+
 def _slug(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "model"
 
 
 def report(results, predictions=None, *, calibration_test=None, title=None, path=None, n_bins=15,
-           strategy="uniform", n_boot=200, alpha=0.05):
+           strategy="uniform", n_boot=200, alpha=0.05, results_file=None, made_by="python"):
     """A self-contained HTML report of an evaluation, or a comparison of models.
 
     Parameters
@@ -529,6 +673,13 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
         Reliability diagram settings (display only), as on the app's Reliability page.
     alpha : float, default=0.05
         Level passed to ``calibration_test.text``.
+    results_file : str, optional
+        The name of the result file that goes with the report: the provenance tells the
+        reader to rerun it. Required unless ``made_by="python"``.
+    made_by : {"python", "cli", "app"}, default="python"
+        Who makes the report, so that the provenance names what that caller offers: the
+        command line's result file written beside the report, the app's "Full results
+        (JSON)" download, or (Python) how to write a result file.
 
     Returns
     -------
@@ -542,6 +693,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
         For predictions that are not the evaluated data, or results in none of the
         accepted shapes.
     """
+    rerun = _rerun_text(results_file, made_by)
     models = normalise_results(results, predictions, calibration_test)
     comparison = len(models) > 1 or models[0].name is not None
     if title is None:
@@ -553,13 +705,9 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
             title = "Calibration report"
     figs = _Figures()
     body, nav = [], []
-    from calibdash import __version__
-
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    body.append(f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. "
-                "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned and chosen "
-                "by a mean-squared-error risk on validation folds, estimates on a holdout set never used for "
-                "selection.</p>")
+    body.append(_title_block(title, "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned "
+                                    "and chosen by a mean-squared-error risk on validation folds, estimates on a holdout "
+                                    "set never used for selection."))
     if comparison:
         nav.append('<li><a href="#comparison">Comparison</a></li>')
         body.append('<section id="comparison">' + _comparison_section(models, figs, 2) + "</section>")
@@ -567,22 +715,12 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
             slug = _slug(m.name)
             nav.append(f'<li><a href="#model-{_e(slug)}">{_e(m.name)}</a></li>')
             body.append(f'<section id="model-{_e(slug)}"><h2>Model: {_e(m.name)}</h2>'
-                        + _model_body(m, figs, 3, n_bins, strategy, n_boot, alpha, f"{slug}-") + "</section>")
+                        + _model_body(m, figs, 3, n_bins, strategy, n_boot, alpha, f"{slug}-", rerun) + "</section>")
     else:
         m = models[0]
         for notion in m.results:
             nav.append(f'<li><a href="#{_e(notion)}">{_e(_NOTION_TITLES.get(notion, notion))} calibration</a></li>')
-        body.append(_model_body(m, figs, 2, n_bins, strategy, n_boot, alpha, ""))
+        body.append(_model_body(m, figs, 2, n_bins, strategy, n_boot, alpha, "", rerun))
     nav.append('<li><a href="#references">References</a></li>')
     body.append('<section id="references">' + _references_section(_estimator_names(models), 2) + "</section>")
-    doc = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<meta name=\"generator\" content=\"calibdash {_e(__version__)}\">"
-        f"<meta name=\"calibdash-figures\" content=\"{figs.count}\">"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"{body[0]}<nav><ul>{''.join(nav)}</ul></nav>{''.join(body[1:])}</body></html>\n"
-    )
-    if path is not None:
-        Path(path).write_text(doc, encoding="utf-8")
-    return doc
+    return _document(title, nav, body, figs, path)

@@ -76,24 +76,27 @@ def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
     # every estimator with its paired comparison and interval, then the reference h = 0
     assert list(table["estimator"]) == list(res.summary.sort_values("val_risk")["estimator"]) + ["h = 0"]
     assert {"ci_low", "ci_high", "tied", "risk_diff", "risk_diff_se"} <= set(table.columns)
+    # numbers as text in their stated format, a missing value blank (never a literal "None")
     ref = table.iloc[-1]
-    assert ref["estimate"] == 0.0 and ref["tied"] == res.reference["tied"]
-    assert ref["val_risk"] == pytest.approx(res.reference["val_risk"], rel=1e-12)
+    assert ref["estimate"] == "0.0000" and ref["tied"] == res.reference["tied"]
+    assert ref["val_risk"] == format(res.reference["val_risk"], ".5g") and ref["ci_low"] == ref["ci_high"] == ""
     best = table.iloc[0]
-    assert best["risk_diff"] == 0.0 and best["tied"]
+    assert best["risk_diff"] == "0" and best["tied"]
+    assert "None" not in table.astype(str).to_numpy()
     text = " ".join(m.value for m in at.markdown)
     low, high = 100 * res.summary.loc[res.summary["tied"], "ci_low"].min(), 100 * res.summary.loc[res.summary["tied"], "ci_high"].max()
     assert f"95% interval {0.0 if res.reference['tied'] else low:.2f} to {high:.2f}" in text
     assert "h = 0" in text and "paired over the 5 validation folds" in text.lower()
     # the literature's rows carry intervals too
     (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
-    assert (others["ci_low"] <= others["estimate"]).all() and (others["estimate"] <= others["ci_high"]).all()
+    low, est, high = (others[c].astype(float) for c in ("ci_low", "estimate", "ci_high"))
+    assert (low <= est).all() and (est <= high).all()
 
 
 def test_every_page_renders_with_help_on_every_control(at):
     for page in PAGES:
         go(at, page)
-        for kind in ("radio", "selectbox", "multiselect", "text_input", "slider", "number_input", "button"):
+        for kind in ("radio", "selectbox", "multiselect", "text_input", "text_area", "slider", "number_input", "button"):
             for w in getattr(at, kind):
                 assert w.help, f"{page}: {kind} {w.label!r} has no help text"
     go(at, "app_pages/reliability.py")
@@ -161,8 +164,8 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     go(at, "app_pages/evaluate.py")
     at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
     at.multiselect(key="cfg__est__top-label").set_value(["15-bins", "bins", "kde"]).run()
-    at.text_input(key="cfg__grid__top-label__bins").input("7, 9, 11").run()
-    at.text_input(key="cfg__grid__top-label__kde").input("0.01, 0.1").run()
+    at.text_area(key="cfg__grid__top-label__bins").input("7, 9, 11").run()
+    at.text_area(key="cfg__grid__top-label__kde").input("0.01, 0.1").run()
     at.button(key="run").click().run()
     no_exception(at)
     (res,) = [at.session_state["results"][k] for k in next(iter(at.session_state["active"].values())).values()]
@@ -170,7 +173,7 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     assert sorted(res.curves.loc[res.curves.estimator == "kde", "value"].unique()) == [0.01, 0.1]
     assert list(res.summary.estimator) == ["15-bins", "bins", "kde"]
     # invalid text: a readable message, and the last good result stays
-    at.text_input(key="cfg__grid__top-label__bins").input("7, many").run()
+    at.text_area(key="cfg__grid__top-label__bins").input("7, many").run()
     at.button(key="run").click().run()
     no_exception(at)
     assert at.error and "'many' is not a number" in at.error[0].value
@@ -178,7 +181,7 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     assert "7, 9, 11" not in " ".join(m.value for m in at.markdown)  # sanity: page renders
     assert len(at.get("plotly_chart")) == 3
     go(at, "app_pages/evaluate.py")  # settings survive page changes
-    assert at.text_input(key="cfg__grid__top-label__bins").value == "7, many"
+    assert at.text_area(key="cfg__grid__top-label__bins").value == "7, many"
 
 
 def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):

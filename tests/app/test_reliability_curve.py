@@ -21,7 +21,7 @@ def test_curve_is_shown_beside_the_binned_diagram(at):  # noqa: F811
     curve_traces = [n for n in names if "estimated P(correct | confidence)" in n]
     assert len(curve_traces) == 1 and "bootstrap band" in curve_traces[0] and "density of predictions" in curve_traces[0]
     captions = " ".join(c.value for c in at.caption)
-    assert "Binned ECE of this diagram" in captions and "KDE ECE" in captions and "Posocco & Bonnefoy" in captions
+    assert "15-bin ECE of this diagram (L1, all rows)" in captions and "KDE ECE" in captions and "Posocco & Bonnefoy" in captions
     # the curve of the current data set is kept for reruns with the same resample count
     (key,) = at.session_state["continuous_curve_cache"].keys()
     assert key[1:] == (200, "auto")

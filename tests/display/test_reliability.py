@@ -92,3 +92,32 @@ def test_bins_agree_with_the_binning_estimator_even_on_edges():
     est = cd.make_estimator("bins", notion="top-label", n_bins=4).fit(P, y)
     filled = t["count"].to_numpy() > 0
     np.testing.assert_allclose((t["confidence"] - t["accuracy"]).to_numpy()[filled], est.gaps_[0][filled], rtol=1e-12)
+
+
+def test_the_three_15_bin_figures_relate_as_the_help_text_says():
+    """FIFTEEN_BIN_HELP's claims, on one result: the diagram's ECE on the holdout rows is the
+    literature's 15-bin ECE; on all rows it is the diagram's own figure; the 15-bins estimate is
+    a plug-in L2 error (never negative per row: not debiased), and an L2 error of a set of bin
+    gaps is at least their L1 error."""
+    import calibdash as cd
+    from calibdash.lab import demo
+
+    pred = demo.load_demo("digits: random forest")
+    res = cd.evaluate(pred, notion="top-label", estimators=["15-bins", "kde"], others=["ece-15-bins"])
+    idx = res.holdout_rows
+    holdout = rl.reliability_table(*rl.top_label(pred.probs[idx], pred.labels[idx]), n_bins=15, strategy="uniform", n_boot=0)
+    ece = res.others.set_index("estimator").loc["ece-15-bins", "estimate"]
+    assert holdout.attrs["ece"] == pytest.approx(ece, rel=1e-12)
+    every = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=15, strategy="uniform", n_boot=0)
+    assert every.attrs["ece"] != pytest.approx(ece, rel=1e-6)  # all rows: another number, named for that
+    assert (res.diagonals["15-bins"] >= 0).all()  # squared plug-in gaps: no debiasing term
+    for table in (holdout, every):
+        filled = table[table["count"] > 0]
+        w, gap = filled["count"] / filled["count"].sum(), filled["accuracy"] - filled["confidence"]
+        assert np.sqrt((w * gap ** 2).sum()) >= (w * gap.abs()).sum() == pytest.approx(table.attrs["ece"], rel=1e-9)
+    text = rl.FIFTEEN_BIN_HELP
+    assert all(name.split(" (")[0] in text for name in ("15-bin L2 estimate", "15-bin ECE", "15-bin ECE of the reliability"))
+    assert rl.diagram_ece_name(15, "uniform") == rl.FIFTEEN_BIN_NAMES["diagram"]
+    assert rl.diagram_ece_name(10, "quantile") == "binned ECE of this diagram (10 equal-mass bins, L1, all rows)"
+    assert rl.diagram_ece_name(10, "uniform", sentence=True).startswith("Binned ECE of this diagram (10 equal-width")
+    assert rl.diagram_ece_name(15, "uniform", sentence=True) == "15-bin ECE of this diagram (L1, all rows)"

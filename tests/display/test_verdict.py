@@ -7,7 +7,9 @@ import pytest
 
 import calibdash as cd
 from calibdash.core.uncertainty import REFERENCE
+from calibdash.display.reliability import FIFTEEN_BIN_NAMES
 from calibdash.display.verdict import verdict
+from calibdash.evaluation.advice import GridEdge
 from calibdash.lab import demo
 
 BEST_FOLD_RISKS = np.array([1.00, 1.10, 0.90, 1.05, 0.95]) * 1e-3
@@ -91,9 +93,20 @@ def test_calibration_test_and_the_familiar_ece_are_reported_in_words(p_value, wo
                                other("skce", "squared kernel calibration error", 0.002, p_value)])
     text = verdict(res).markdown()
     assert words in text
-    assert "15-bin top-label ECE is 5.81 points" in text and "L1 error" in text
+    assert f"top-label {FIFTEEN_BIN_NAMES['ece']} is 5.81 points" in text and "L1 error" in text
 
 
 def test_no_literature_rows_no_extra_sentences():
     text = verdict(fake_result([row("kde", 0.001, 0.10, 0.095, 0.105, True)])).markdown()
-    assert "kernel calibration test" not in text and "15-bin top-label ECE" not in text
+    assert "kernel calibration test" not in text and FIFTEEN_BIN_NAMES["ece"] not in text
+
+
+def test_grid_edge_advice_is_in_plain_words_in_the_app_and_as_python_for_python():
+    edge = GridEdge("kkkr", "lam", 1e-9, "low", (1e-9, 1e-8, 1e-7), False)
+    res = fake_result([row("kkkr", 0.001, 0.10, 0.095, 0.105, True)])
+    res.grid_edges, res.warnings = [edge], [edge.text("python"), "another warning"]
+    v = verdict(res)
+    assert v.warnings == res.warnings  # the Python and command-line wording, kept
+    text = v.markdown()
+    assert edge.text("app") in text and "another warning" in text
+    assert edge.text("python") not in text and "lam =" not in text

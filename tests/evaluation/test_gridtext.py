@@ -42,3 +42,7 @@ def test_default_grids_round_trip_closely(notion):
                 assert parsed == values
             else:
                 assert parsed == pytest.approx(values, rel=1e-5)
+
+
+def test_line_breaks_separate_values_as_in_the_apps_text_areas():
+    assert parse_grid_text("1e-3,\n0.01\t0.1\n\n", "bandwidth") == [0.001, 0.01, 0.1]

@@ -232,3 +232,54 @@ def test_bibtex_entries_are_well_formed():
             assert re.search(rf"^\s*{field}\s*=", body, flags=re.M), (key, field)
         year = re.search(r"year\s*=\s*\{(\d{4})\}", body).group(1)
         assert year in REFERENCES[key].citation
+
+
+def test_provenance_names_the_result_file_its_caller_offers(model):
+    from calibdash.reporting.html import report
+
+    pred, results = model
+    app = report(results, pred, results_file="results_sim_seed4.json", made_by="app")
+    assert "Full results (JSON)" in app and "rerun results_sim_seed4.json --predictions FILE" in app
+    assert "result.json" not in app and "written beside this report" not in app
+    cli = report(results, pred, results_file="result.json", made_by="cli")
+    assert "rerun result.json</code> on the result file written beside this report" in cli
+    assert "Full results (JSON)" not in cli
+    python = report(results, pred)
+    assert "Evaluations.of(results).to_json()" in python and "result.json" not in python
+    with pytest.raises(cd.InputError, match="results_file"):
+        report(results, pred, made_by="app")
+    with pytest.raises(cd.InputError, match="made_by"):
+        report(results, pred, results_file="x.json", made_by="browser")
+
+
+@pytest.fixture(scope="module")
+def comparison():
+    preds = {"model <b>a</b>": _predictions(seed=5), "model b": _predictions(seed=5)}
+    # the same rows and labels, other probabilities for model b: a flattened copy of model a
+    P = preds["model b"].probs ** 0.5
+    preds["model b"] = cd.Predictions(probs=P / P.sum(axis=1, keepdims=True), labels=preds["model b"].labels,
+                                      class_names=("a", "b", "c"), kind="probabilities", source_name="flat.npz")
+    return preds, cd.compare(preds, notion="top-label", estimator="kde", random_state=3)
+
+
+def test_comparison_report_is_self_contained_and_holds_the_comparisons_numbers(comparison):
+    preds, cmp = comparison
+    doc = cd.comparison_report(cmp, preds)
+    # offline: no external script, style, font or image
+    assert not re.search(r"<script[^>]*\bsrc=", doc)
+    assert "<link" not in doc and "@import" not in doc and "@font-face" not in doc
+    assert not re.search(r"url\(\s*['\"]?https?:", doc) and not re.search(r"<(img|iframe)\b", doc)
+    assert doc.count(PLOTLY_SIGNATURE) == 1 and _figure_count(doc) == 3 == doc.count("Plotly.newPlot(")
+    # the models' and the pairs' numbers, the settings and seed, the fingerprints, the versions, the references
+    for _, r in cmp.models.iterrows():
+        assert f"{r['estimate']:.4f}" in doc and f"{r['accuracy']:.4f}" in doc and f"{r['brier']:.4f}" in doc
+    pair = cmp.pairs.iloc[0]
+    assert f"{pair['difference']:.4g}" in doc and f"{pair['p_value']:.3g}" in doc
+    assert f"{pair['ci_low']:.4g} to {pair['ci_high']:.4g}" in doc
+    assert all(res.config["data_sha256"] in doc for res in cmp.results.values())
+    assert "<th>seed</th><td>3</td>" in doc and "<th>estimator</th><td>kde</td>" in doc
+    versions = next(iter(cmp.results.values())).config["versions"]
+    assert all(f"<th>{k}</th><td>{v}</td>" in doc for k, v in versions.items()) and "plotly (report)" in doc
+    assert "gruber2025optimizing" in doc and "References" in doc
+    # user text escaped
+    assert "model <b>a</b>" not in doc and "model &lt;b&gt;a&lt;/b&gt;" in doc and "flat.npz" in doc
