@@ -21,8 +21,12 @@ pages = [
 # /results, /data, ... (the addresses the README gives) all open their page.
 root = st.Page(lambda: st.switch_page(results), title="Results", url_path="start", default=True, visibility="hidden")
 page = st.navigation([root, *pages])
-# A first visitor lands on a finished analysis of the demo data (cached afterwards).
+# Finished jobs first, so that the page shows their results.
+ui.collect_jobs()
+# A first visitor lands on the analysis of the demo data (a job; cached afterwards).
 ui.ensure_demo_result()
+top = st.container()
 page.run()
-# After the page, so that it reflects a run started on this very rerun.
+# After the page, so that they reflect a run started on this very rerun.
+ui.job_panel(top, page.url_path)
 ui.sidebar()

@@ -8,13 +8,15 @@ values) is shown literally, never as markdown, LaTeX, a link or an image.
 
 from __future__ import annotations
 
-import time
+import dataclasses
+import hashlib
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 import calibdash as cd
+from calibdash import jobs
 from calibdash.display import tables
 from calibdash.display import text as display
 from calibdash.display.reliability import FIFTEEN_BIN_HELP
@@ -22,12 +24,15 @@ from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, paramete
 from calibdash.evaluation.config import config_fingerprint, resolve
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
+from calibdash.io.loading import LOAD_OPTIONS
 from calibdash.lab import demo
 from calibdash.metrics.literature import DEFAULT_OTHERS
 
 NOTIONS = ("top-label", "canonical", "classwise")
 DEFAULT_NOTIONS = ["top-label", "canonical"]
 MAX_CACHED_RESULTS = 24
+# Widgets whose values init_state keeps across page changes (and a reload restores).
+KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
 
 HELP = {
     "notion": "What 'calibrated' means. Top-label: when the model says 80% for its predicted class, "
@@ -65,6 +70,7 @@ HELP = {
 def init_state():
     """Defaults for the shared keys, and keep widget values alive when their page is not shown."""
     ss = st.session_state
+    start_jobs_state()
     ss.setdefault("source", "demo")
     ss.setdefault("demo_name", demo.DEFAULT_DEMO)
     ss.setdefault("results", {})  # cache key -> EvaluationResult
@@ -73,8 +79,9 @@ def init_state():
     # Streamlit forgets a widget's value when a page without it runs; reassigning the
     # value every run keeps the Evaluate and Reliability settings across page changes.
     for key in list(ss.keys()):
-        if isinstance(key, str) and (key in ("source", "demo_name") or key.startswith(("cfg__", "rel__", "view__", "src__"))):
+        if isinstance(key, str) and (key in ("source", "demo_name") or key.startswith(KEPT_WIDGETS)):
             ss[key] = ss[key]
+    remember_session()
 
 
 @st.cache_resource(show_spinner="Preparing the demo data (first use only)...")
@@ -276,6 +283,11 @@ def load_upload(info):
         ss["upload_error"] = display.markdown("Could not read ", display.user(pred[0]), ": ", e)
     else:
         ss["upload"], ss["upload_error"] = loaded, None
+        # What a result of these data records of its input (as the command line's do), so
+        # that `calibdash rerun RESULT --predictions FILE` reads the file with the same mapping.
+        ss["upload_input"] = {"predictions": pred[0], "labels": labels[0] if labels else None,
+                              **{k: options.get(k) for k in LOAD_OPTIONS}}
+        remember_session()
     return ss["upload_error"]
 
 
@@ -363,47 +375,36 @@ def _store(key, result):
         results.pop(next(iter(results)))
 
 
-def run_configs(pred, configs, container=None):
-    """Evaluate every config (one per notion), reusing cached results.
+def run_configs(pred, configs, *, label=None, auto=False):
+    """Evaluate every config (one per notion): from the session's results, else as one job of the server's pool.
 
-    Returns (ok, message), the message as markdown. On failure the previous result stays active.
+    Returns (ok, message), the message as markdown: (True, message) when every result was
+    there already, (None, None) once the job is submitted (:func:`job_panel` shows it; its
+    outcome becomes ``run_message``), (False, message) when it cannot start. On failure the
+    previous result stays active. ``auto``: the first visit's demo analysis.
     """
     ss = st.session_state
-    box = container if container is not None else st
-    t0 = time.perf_counter()
     try:
         keys = {c["notion"]: config_key(pred.sha256, c) for c in configs}
     except ValueError as e:
         return False, display.markdown(e)
     todo = [c for c in configs if keys[c["notion"]] not in ss["results"]]
-    if todo:
-        bar = box.progress(0.0, text="Starting...")
-        try:
-            # One joint run: the notions share the split and the pool of workers.
-            split = {k: todo[0][k] for k in ("test_size", "n_folds", "random_state")}
-            assert all(all(c[k] == v for k, v in split.items()) for c in todo), "notions must share the split"
-
-            def progress(done, total, message):
-                bar.progress(min(max(done / max(total, 1), 0.0), 1.0), text=message)
-
-            out = cd.evaluate_notions(
-                pred, notions=[c["notion"] for c in todo],
-                estimators={c["notion"]: c["estimators"] for c in todo},
-                grids={c["notion"]: c["grids"] or None for c in todo},
-                others={c["notion"]: c["others"] for c in todo},
-                n_jobs=-1, progress=progress, **split,
-            )
-            for notion, res in out.items():
-                _store(keys[notion], res)
-        except Exception as e:  # noqa: BLE001 - a failed run is reported, the last good result kept
-            bar.empty()
-            return False, display.markdown("The evaluation failed: ", e)
-        bar.empty()
-        message = f"Finished in {time.perf_counter() - t0:.1f} s ({', '.join(keys)})."
-    else:
-        message = f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
-    ss["active"][pred.sha256] = keys
-    return True, message
+    if not todo:
+        ss["active"][pred.sha256] = keys
+        return True, f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
+    # One joint run: the notions share the split and the pool of workers.
+    split = {k: todo[0][k] for k in ("test_size", "n_folds", "random_state")}
+    assert all(all(c[k] == v for k, v in split.items()) for c in todo), "notions must share the split"
+    kwargs = dict(P=pred, notions=[c["notion"] for c in todo], estimators={c["notion"]: c["estimators"] for c in todo},
+                  grids={c["notion"]: c["grids"] or None for c in todo}, others={c["notion"]: c["others"] for c in todo},
+                  **split)
+    label = pred.source_name if label is None else label
+    title = (display.markdown("Analysing the demo set ", display.user(label), " with the default settings (first visit only)")
+             if auto else display.markdown("Evaluating ", display.user(label), f" ({', '.join(keys)})"))
+    record = {"kind": "evaluate", "slot": ("evaluate", pred.sha256), "title": title, "sha": pred.sha256, "keys": keys,
+              "auto": auto, "input": ss.get("upload_input") if ss.get("upload") is pred else None}
+    error = submit_job(("evaluate", *(keys[c["notion"]] for c in todo)), cd.evaluate_notions, kwargs, record)
+    return (False, error) if error else (None, None)
 
 
 def active_results():
@@ -414,17 +415,14 @@ def active_results():
 
 
 def ensure_demo_result():
-    """Run the default evaluation of a demo set once, so that a first visitor sees results."""
+    """Start the default evaluation of a demo set once, so that a first visitor sees results."""
     label, pred, origin = current_dataset()
-    if origin != "demo" or active_results():
+    ss = st.session_state
+    if origin != "demo" or active_results() or pending_evaluation(pred.sha256) or pred.sha256 in ss["declined"]:
         return
-    placeholder = st.empty()  # cleared once the run is over
-    box = placeholder.container()
-    box.info(f"Analysing the demo set {display.code(label)} with the default settings (a few seconds, first visit only)...")
-    ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], container=box)
-    placeholder.empty()
-    if not ok:
-        st.error(message)
+    ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], label=label, auto=True)
+    if ok is False:
+        ss["notices"].append(("error", message))
 
 
 def notion_picker(results, key="view__notion"):
@@ -444,6 +442,8 @@ def sidebar():
         res = active_results()
         if res:
             st.markdown("**Evaluated:** " + ", ".join(res))
+        elif pending_evaluation(pred.sha256):
+            st.markdown("**Evaluated:** running (progress at the top of the page)")
         else:
             st.markdown("**Evaluated:** not yet (see Evaluate)")
         st.caption("Gruber & Bach, TMLR 2025: estimators of squared calibration errors, chosen by a risk.")
@@ -472,6 +472,11 @@ def grid_extension_buttons(notion, res):
 
 def show_no_result():
     """What the Results page says before any evaluation of the current data."""
+    _, pred, _ = current_dataset()
+    if pending_evaluation(pred.sha256):
+        st.info("The evaluation of these data is running (progress at the top of the page). Its results appear "
+                "here when it is done; you may change pages or reload meanwhile.")
+        return
     st.info("No evaluation of these data yet. Open **Evaluate** and press **Run**.")
     st.page_link("app_pages/evaluate.py", label="Go to Evaluate", icon=":material/play_arrow:")
 
@@ -621,33 +626,17 @@ def comparison_key(models, settings):
     return (tuple((name, pred.sha256) for name, pred in models.items()), tuple(sorted(settings.items())))
 
 
-def run_comparison(models, settings, container=None):
-    """Compare ``models`` ({name: Predictions}) with ``settings``; cached in the session.
+def run_comparison(models, settings):
+    """Compare ``models`` ({name: Predictions}) with ``settings``, as a job of the server's pool.
 
-    Returns (ComparisonResult or None, message (markdown) or None); never raises.
+    Returns (ComparisonResult or None, message (markdown) or None); never raises. While the
+    job runs both are None and its progress is shown where this is called.
     """
-    ss = st.session_state
-    store = ss.setdefault("cmp_results", {})
     key = comparison_key(models, settings)
-    if key in store:
-        return store[key], None
-    box = container if container is not None else st
-    bar = box.progress(0.0, text="Evaluating the models...")
-    try:
-        res = cd.compare(
-            models, notion=settings["notion"], estimator=settings["estimator"], random_state=settings["seed"],
-            n_jobs=-1,
-            # The messages name the models (file names): shown as text.
-            progress=lambda done, total, msg: bar.progress(done / max(total, 1), text=display.escape_markdown(msg)),
-        )
-    except Exception as e:  # noqa: BLE001 - a failed comparison becomes a message
-        bar.empty()
-        return None, display.markdown("The comparison failed: ", e)
-    bar.empty()
-    store[key] = res
-    while len(store) > 8:
-        store.pop(next(iter(store)))
-    return res, None
+    kwargs = dict(models=dict(models), notion=settings["notion"], estimator=settings["estimator"],
+                  random_state=settings["seed"])
+    return job_result(("compare", key), cd.compare, kwargs, title="Comparing the models", store="cmp_results",
+                      result_key=key)
 
 
 def comparison_file_name(what, ext, res):
@@ -693,20 +682,256 @@ def load_compare_uploads(pred_files, labels_file):
     return errors
 
 
-@st.cache_data(show_spinner="Simulating and estimating...", max_entries=16)
 def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
-    """calibdash.lab.studies.estimates_vs_n and its summary, cached by the settings (hashable arguments)."""
-    from calibdash.lab import studies as lab
+    """calibdash.lab.studies.estimates_study for these settings, as a job: (result, error) as
+    :func:`job_result` returns them."""
+    from calibdash.lab import studies
 
-    sc = lab.scenario(kind, **dict(params))
-    df = lab.estimates_vs_n(sc, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
-                            random_state=seed, n_jobs=1)
-    return df, lab.summarise_estimates(df), sc.truth(notion), sc.label
+    kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
+                  random_state=seed)
+    key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, seed)
+    return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results")
 
 
-@st.cache_data(show_spinner="Computing the risk curves...", max_entries=16)
 def lab_figure1(n, n_seeds, seed):
-    """calibdash.lab.studies.figure1, cached by its settings."""
-    from calibdash.lab import studies as lab
+    """calibdash.lab.studies.figure1 for these settings, as a job: (result, error) as :func:`job_result` returns them."""
+    from calibdash.lab import studies
 
-    return lab.figure1(n=n, n_seeds=n_seeds, random_state=seed)
+    return job_result(("lab_figure1", n, n_seeds, seed), studies.figure1, dict(n=n, n_seeds=n_seeds, random_state=seed),
+                      title="Computing the risk curves", store="lab_results")
+
+
+# -- jobs: runs in the server's shared pool, and a session kept across a reload ------------------
+# Every evaluation, comparison and lab run is a job of one pool per server process
+# (calibdash.jobs: child processes, a shared queue, deduplicated by key). A session keeps
+# only the keys of the jobs it submitted and asks the pool for them as their owner.
+POLL_SECONDS = 1.0
+TOKEN_PARAM = "session"
+# Dicts the session shares by reference with its entry in the session store, so that the
+# entry is always up to date; and the values copied into it on every run.
+SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "job_errors")
+COPIED_STATE = ("source", "demo_name", "upload", "upload_input", "cmp_uploads")
+RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "job_errors": 16}
+
+
+@st.cache_resource(show_spinner=False)
+def job_pool():
+    """The server's one pool of jobs (CALIBDASH_MAX_JOBS, CALIBDASH_JOB_CORES), shared by all sessions."""
+    return jobs.JobPool.from_environment()
+
+
+@st.cache_resource(show_spinner=False)
+def session_store():
+    """Sessions' state by token, so that a reload finds its upload, results and jobs again."""
+    return jobs.SessionStore()
+
+
+def start_jobs_state():
+    """On a session's first run: its token, and the state a reload left behind under it (from init_state).
+    Later: the data choice, should Streamlit have dropped it."""
+    ss = st.session_state
+    if "token" in ss:
+        # A polling fragment that reruns just after a page change can make Streamlit drop the
+        # values of the previous page's widgets; the choice of data must survive that.
+        entry = session_store().get(ss["token"]) or {}
+        for key in ("source", "demo_name"):
+            if key not in ss and key in entry:
+                ss[key] = entry[key]
+        return
+    try:
+        job_pool()
+    except cd.ConfigError as e:  # a misconfigured server: say so on every page
+        st.error(display.markdown(e), icon=":material/error:")
+        st.stop()
+    ss["notices"] = []
+    given = st.query_params.get(TOKEN_PARAM)
+    entry = session_store().get(given) if given else None
+    if entry is None:
+        ss["token"] = jobs.new_token()
+        if given:
+            ss["notices"].append(("warning", "This address names a session the server no longer has (unused for two "
+                                  "hours, or the server restarted): its upload and results could not be restored. "
+                                  "Upload your data again on the Data page."))
+    else:
+        ss["token"] = given
+        for key, value in entry.items():
+            ss[key] = value
+        ss["notices"].append(("info", restored_message(entry)))
+    for key in SHARED_STATE:
+        ss.setdefault(key, {})
+    ss.setdefault("declined", set())  # demo sets whose automatic analysis was cancelled or failed
+
+
+def restored_message(entry):
+    """What a reload restored, as markdown."""
+    parts = []
+    if entry.get("upload") is not None:
+        parts += ["your upload ", display.user(entry["upload"].source_name), ", "]
+    parts.append(f"{len(entry['active'])} analysed data set(s)")
+    if entry["jobs"]:
+        parts.append(f" and {len(entry['jobs'])} running job(s)")
+    return display.markdown("Restored after the reload: ", *parts, ".")
+
+
+def remember_session():
+    """Keep the session's state on the server under its token, and the token in the address.
+
+    Streamlit drops the address's query parameters on a page change; setting the token again
+    on every run keeps it there, so that a reload brings it back.
+    """
+    ss = st.session_state
+    entry = {key: ss[key] for key in SHARED_STATE}
+    entry.update({key: ss[key] for key in COPIED_STATE if key in ss})
+    entry.update({key: ss[key] for key in list(ss.keys()) if isinstance(key, str) and key.startswith(KEPT_WIDGETS)})
+    session_store().put(ss["token"], entry)
+    if st.query_params.get(TOKEN_PARAM) != ss["token"]:
+        st.query_params[TOKEN_PARAM] = ss["token"]
+
+
+def _bounded(store, key, value):
+    d = st.session_state[store]
+    d[key] = value
+    while len(d) > RESULT_STORES[store]:
+        d.pop(next(iter(d)))
+
+
+def submit_job(key, fn, kwargs, record):
+    """Submit ``fn(**kwargs)`` to the pool as this session's job ``key``; returns an error message or None.
+
+    ``record`` says what the job is for: ``kind``, ``slot`` (a newer job in the same slot
+    replaces the session's older one) and ``title`` (markdown), and what :func:`collect_jobs`
+    needs to file the outcome.
+    """
+    ss = st.session_state
+    for old, rec in list(ss["jobs"].items()):
+        if rec["slot"] == record["slot"] and old != key:
+            cancel_job(old)
+    try:
+        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80])
+    except jobs.BusyError as e:
+        return display.markdown(e)
+    ss["jobs"][key] = record
+    return None
+
+
+def cancel_job(key):
+    """This session gives up its job ``key`` (the pool stops it unless another session wants it too)."""
+    ss = st.session_state
+    job_pool().cancel(key, owner=ss["token"])
+    record = ss["jobs"].pop(key, None)
+    if record and record["kind"] == "evaluate":
+        ss["run_message"] = (record["sha"], None, "Cancelled. Any earlier results of these data stay.")
+        if record["auto"]:
+            ss["declined"].add(record["sha"])
+
+
+def failure_message(job, what):
+    """Why ``job`` failed, as markdown: its error for the user, or a bug to report."""
+    if job is None or job.state == jobs.CANCELLED:
+        return f"{what} was stopped or forgotten by the server (it keeps the last few dozen jobs). Start it again."
+    if job.error is not None:
+        return display.markdown(f"{what} failed: ", job.error)
+    return display.markdown(f"{what} failed because of a bug in calibdash: ", job.bug,
+                            ". The details are in the server's log; please report it.")
+
+
+def collect_jobs():
+    """File the outcome of the session's finished jobs into its results and messages (before every page)."""
+    ss = st.session_state
+    pool = job_pool()
+    for key, record in list(ss["jobs"].items()):
+        job = pool.job(key, owner=ss["token"])
+        if job is not None and not job.finished:
+            continue
+        del ss["jobs"][key]
+        ok = job is not None and job.state == jobs.DONE
+        if record["kind"] != "evaluate":
+            if ok:
+                _bounded(record["store"], record["result_key"], job.result)
+            elif job is not None and job.state == jobs.FAILED:
+                _bounded("job_errors", key, failure_message(job, "The run"))
+            continue
+        sha = record["sha"]
+        if ok:
+            for notion, res in job.result.items():
+                if record.get("input"):
+                    # a copy: sessions that asked for the same data and settings share the job's
+                    # result, and another session's file name must not show in this one's
+                    res = dataclasses.replace(res, config=dict(res.config, input=dict(record["input"], sha256=sha)))
+                _bounded("results", record["keys"][notion], res)
+            ss["active"][sha] = record["keys"]
+            message = f"Finished in {job.seconds:.1f} s ({', '.join(record['keys'])})."
+        else:
+            message = failure_message(job, "The evaluation")
+            if record["auto"]:
+                ss["declined"].add(sha)
+                ss["notices"].append(("error", message))
+        if not (ok and record["auto"]):  # the first visit's analysis was not the user's Run: no "Finished" on Evaluate
+            ss["run_message"] = (sha, ok, message)
+
+
+def pending_evaluation(sha):
+    """Whether this session has an evaluation of the data ``sha`` queued or running."""
+    return any(r["kind"] == "evaluate" and r["sha"] == sha for r in st.session_state["jobs"].values())
+
+
+def job_result(key, fn, kwargs, *, title, store, result_key=None):
+    """(result, error message) of the job ``key`` computing ``fn(**kwargs)``, submitted if new; both
+    None while it runs, its progress and Cancel button then shown here. The result is kept in the
+    session's ``store`` under ``result_key`` (default ``key``), a failure's message in ``job_errors``.
+    """
+    ss = st.session_state
+    result_key = key if result_key is None else result_key
+    if result_key in ss[store]:
+        return ss[store][result_key], None
+    if key in ss["job_errors"]:
+        return None, ss["job_errors"][key]
+    if key not in ss["jobs"]:
+        record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key}
+        error = submit_job(key, fn, kwargs, record)
+        if error:
+            return None, error
+    job_progress(key)
+    return None, None
+
+
+def job_panel(container, page):
+    """In ``container``: the session's notices and the progress of its evaluations (after the page, on every page).
+
+    A notice stays until the user opens another page (``page``: the current page's url_path):
+    the rerun that files a finished job follows a first visit within a second, too soon to read it.
+    """
+    ss = st.session_state
+    with container:
+        shown = ss.setdefault("notices_page", page)
+        if shown != page:
+            ss["notices"], ss["notices_page"] = [], page
+        for kind, message in ss["notices"]:
+            getattr(st, kind)(message)
+        for key, record in list(ss["jobs"].items()):
+            if record["kind"] == "evaluate":
+                job_progress(key)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def job_progress(key):
+    """Progress bar and Cancel button of the session's job ``key``, refreshed until it is over; then the
+    whole app reruns, and :func:`collect_jobs` files the outcome."""
+    ss = st.session_state
+    record = ss["jobs"].get(key)
+    job = job_pool().job(key, owner=ss["token"]) if record else None
+    if job is None or job.finished:
+        st.rerun()
+    done, total, message = job.progress
+    if job.state == jobs.QUEUED:
+        ahead = job_pool().position(job)
+        status = f"waiting for a free worker ({ahead} job(s) ahead)" if ahead else "waiting for a free worker"
+    else:
+        status = f"{message} ({job.seconds:.0f} s)"
+    with st.container(border=True, key=f"job__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}"):
+        st.progress(min(max(done / total, 0.0), 1.0) if total else 0.0,
+                    text=record["title"] + ": " + display.escape_markdown(status))
+        if st.button("Cancel", key=f"cancel__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}",
+                     help="Stop this run. Results computed earlier stay."):
+            cancel_job(key)
+            st.rerun()

@@ -110,8 +110,8 @@ if len(models) < 2:
     if ss["view__cmp_source"] == "demo":
         st.info("Choose at least two classifiers.")
 else:
-    res, error = ui.run_comparison(models, settings)
+    res, error = ui.run_comparison(models, settings)  # a job: its progress is shown until it is over
     if error:
         st.error(error, icon=":material/error:")
-    else:
+    elif res is not None:
         show(res)

@@ -55,11 +55,12 @@ if b1.button("Run", key="run", type="primary",
     except ValueError as e:
         ss["run_message"] = (pred.sha256, False, markdown(e))
     else:
-        ss["run_message"] = (pred.sha256, *ui.run_configs(pred, configs))
+        # A job: its progress is shown at the top of the page, and its outcome here once over.
+        ss["run_message"] = (pred.sha256, *ui.run_configs(pred, configs, label=label))
 
 # The last message belongs to the data it was about; another data set starts clean.
-if ss.get("run_message") and ss["run_message"][0] == pred.sha256:
+if ss.get("run_message") and ss["run_message"][0] == pred.sha256 and ss["run_message"][2]:
     _, ok, message = ss["run_message"]
-    (st.success if ok else st.error)(message)
+    {True: st.success, False: st.error, None: st.info}[ok](message)
     if ok:
         st.page_link("app_pages/results.py", label="See the results", icon=":material/insights:")

@@ -4,7 +4,6 @@ import streamlit as st
 
 import ui
 from calibdash.display import plots
-from calibdash.display.text import markdown
 from calibdash.estimators.registry import available_estimators
 from calibdash.lab.studies import summarise_figure1
 
@@ -65,12 +64,13 @@ seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="vi
 if not estimators or not ns:
     st.info("Choose at least one estimator and one sample size.")
 else:
-    try:
-        df, summary, truth, scen_label = ui.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)),
-                                                           int(repeats), tuple(estimators), notion, int(seed))
-    except ValueError as e:
-        st.error(markdown(e), icon=":material/error:")
-    else:
+    # a job: its progress is shown until it is over
+    out, error = ui.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)), int(repeats), tuple(estimators),
+                                  notion, int(seed))
+    if error:
+        st.error(error, icon=":material/error:")
+    elif out is not None:
+        df, summary, truth, scen_label = out
         st.caption(f"{scen_label}; true {notion} calibration error: **{100 * truth:.2f} percentage points**. "
                    f"Every draw runs the full pipeline (tuning by the risk, holdout estimate).")
         st.plotly_chart(plots.lab_estimates_figure(summary, truth), key="lab_estimates", width="stretch")
@@ -110,15 +110,18 @@ f1_n = c1.select_slider("Rows per data set", [100, 250, 500, 1000, 2000], key="v
 f1_seeds = c2.slider("Seeds", 5, 200, step=5, key="view__lab_f1_seeds", help=H["f1_seeds"])
 f1_seed = c3.number_input("Base seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_f1_seed",
                           help=ui.HELP["seed"])
-fig1 = ui.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
-best = summarise_figure1(fig1).attrs["argmin"]
-st.metric("theta of the lowest mean risk", f"{best:.3g}", help="The paper's Figure 1 finds the minimum at theta = 1.")
-st.plotly_chart(plots.figure1_figure(fig1), key="lab_figure1", width="stretch")
-st.markdown(
-    "**What it teaches.** On a single data set (grey lines) the risk is noisy and its minimum wanders; averaged over "
-    "many data sets (blue) it is lowest at theta = 1, the true calibration map. The risk can therefore rank "
-    "estimators and choose their settings without knowing the truth: on real data it is all we have."
-)
-st.download_button("Risk per theta and seed (CSV)", fig1.to_csv(index=False),
-                   ui.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
-                   "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")
+fig1, error = ui.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
+if error:
+    st.error(error, icon=":material/error:")
+elif fig1 is not None:
+    best = summarise_figure1(fig1).attrs["argmin"]
+    st.metric("theta of the lowest mean risk", f"{best:.3g}", help="The paper's Figure 1 finds the minimum at theta = 1.")
+    st.plotly_chart(plots.figure1_figure(fig1), key="lab_figure1", width="stretch")
+    st.markdown(
+        "**What it teaches.** On a single data set (grey lines) the risk is noisy and its minimum wanders; averaged over "
+        "many data sets (blue) it is lowest at theta = 1, the true calibration map. The risk can therefore rank "
+        "estimators and choose their settings without knowing the truth: on real data it is all we have."
+    )
+    st.download_button("Risk per theta and seed (CSV)", fig1.to_csv(index=False),
+                       ui.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
+                       "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")

@@ -664,7 +664,7 @@ def app_command(app, port=APP_PORT, python=None):
     # is started from elsewhere, where that file is not read
     return [python or sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
             "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "viewer"]
+            "--client.toolbarMode", "viewer", "--runner.postScriptGC", "false"]
 
 
 def cmd_app(args):

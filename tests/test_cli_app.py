@@ -22,7 +22,7 @@ def test_the_streamlit_command_line():
     assert cli.app_command(Path("/somewhere/app.py"), 8600, python="/venv/bin/python") == [
         "/venv/bin/python", "-m", "streamlit", "run", "/somewhere/app.py", "--server.headless", "true",
         "--server.address", "127.0.0.1", "--server.port", "8600", "--browser.gatherUsageStats", "false",
-        "--client.toolbarMode", "viewer",
+        "--client.toolbarMode", "viewer", "--runner.postScriptGC", "false",
     ]
     assert cli.app_command("app.py")[0] == sys.executable
     assert cli.app_command("app.py")[cli.app_command("app.py").index("--server.port") + 1] == "8501"

@@ -6,7 +6,7 @@ first use: ``calibdash.lab.scenario("dirichlet")``, ``calibdash.lab.figure1()``.
 
 import importlib
 
-_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "summarise_estimates", "coverage_study",
+_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "coverage_study",
             "summarise_coverage", "VERDICT", "figure1", "summarise_figure1", "DEFAULT_THETAS")
 
 __all__ = list(_STUDIES)

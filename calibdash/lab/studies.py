@@ -359,6 +359,23 @@ def estimates_vs_n(scenario, *, ns=(250, 500, 1000, 2000), n_repeats=10, estimat
     return pd.DataFrame(rows)
 
 
+def estimates_study(kind, params=(), *, ns=(250, 500, 1000, 2000), n_repeats=10, estimators=None, notion="top-label",
+                    random_state=0, n_jobs=1):
+    """:func:`estimates_vs_n` on ``scenario(kind, **params)`` with what is shown beside it, in one call
+    (the app runs it as one job).
+
+    Returns
+    -------
+    tuple
+        ``(estimates, summary, truth, label)``: :func:`estimates_vs_n`'s table, its
+        :func:`summarise_estimates`, the scenario's true error for ``notion`` and its label.
+    """
+    sc = scenario(kind, **dict(params))
+    df = estimates_vs_n(sc, ns=ns, n_repeats=n_repeats, estimators=estimators, notion=notion,
+                        random_state=random_state, n_jobs=n_jobs)
+    return df, summarise_estimates(df), sc.truth(notion), sc.label
+
+
 def summarise_estimates(df):
     """Per n and estimator: mean estimate, its spread (sd over repeats), bias, RMSE, truth.
 
@@ -518,6 +535,6 @@ def summarise_figure1(df):
     return out[["theta", "mean", "se", "count"]]
 
 
-__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "summarise_estimates", "coverage_study",
+__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "coverage_study",
            "summarise_coverage", "VERDICT",
            "figure1", "summarise_figure1", "DEFAULT_THETAS"]

@@ -184,6 +184,10 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     assert at.text_area(key="cfg__grid__top-label__bins").value == "7, many"
 
 
+def boom(*args, **kwargs):
+    raise RuntimeError("simulated failure")
+
+
 def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
     go(at, "app_pages/evaluate.py")
     at.button(key="run").click().run()  # the defaults: already computed on the first visit
@@ -191,10 +195,7 @@ def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
     go(at, "app_pages/results.py")
     go(at, "app_pages/evaluate.py")
     at.number_input(key="cfg__seed").set_value(1).run()
-
-    def boom(*args, **kwargs):
-        raise RuntimeError("simulated failure")
-
+    # the run is a job in a child process, which finds boom by name in this module
     monkeypatch.setattr(calibdash, "evaluate", boom)
     monkeypatch.setattr(calibdash, "evaluate_notions", boom)
     before = dict(at.session_state["active"])

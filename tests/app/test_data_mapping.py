@@ -101,3 +101,39 @@ def test_class_balance_is_in_class_order():
                        class_names=tuple(str(k) for k in range(12)), kind="probabilities")
     table = ui.class_balance(pred)
     assert list(table["class"].cat.categories) == [str(k) for k in range(12)] and table["class"].cat.ordered
+
+
+def test_an_app_run_records_the_mapping_so_the_command_line_reruns_it(at, tmp_path):
+    """The app's JSON download, rerun by `calibdash rerun --predictions FILE`, reads the file with the
+    mapping chosen on the Data page (label and grouping columns, positive class) and gives the same numbers."""
+    import subprocess
+    import sys
+
+    from calibdash.evaluation.evaluations import Evaluations
+
+    df = clinical(n=600, seed=4)
+    upload(at, df)
+    at.multiselect(key="src__group_columns").set_value(["site"]).run()
+    at.switch_page("app_pages/evaluate.py").run()
+    at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
+    at.multiselect(key="cfg__est__top-label").set_value(["15-bins"]).run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    results = ui_results(at)
+    recorded = results["top-label"].config["input"]
+    assert recorded["predictions"] == "clinic.csv"
+    assert recorded["label_column"] == "diagnosis" and recorded["prob_columns"] == ["p_malignant"]
+    assert recorded["group_columns"] == ["site"] and recorded["sha256"] == at.session_state["upload"].sha256
+    path = tmp_path / "result.json"
+    path.write_text(Evaluations.of(results, name="clinic.csv").to_json())
+    df.to_csv(tmp_path / "clinic.csv", index=False)
+    proc = subprocess.run([sys.executable, "-m", "calibdash", "rerun", str(path), "--predictions", str(tmp_path / "clinic.csv"),
+                           "--out", str(tmp_path / "again"), "--quiet"], capture_output=True, text=True, timeout=600,
+                          cwd=Path(APP).parent)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def ui_results(at):
+    sha = at.session_state["upload"].sha256
+    keys = at.session_state["active"][sha]
+    return {n: at.session_state["results"][k] for n, k in keys.items()}

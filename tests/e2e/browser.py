@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -19,6 +20,7 @@ CHROMIUM = "/usr/bin/chromium"
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                "--disable-component-update", "--disable-sync"]
 OUTPUT = ROOT / "tests" / "output"
+STREAMLIT_PROBE = re.compile(r"/[^/?]+/_stcore/(health|host-config)$")
 
 
 def free_port():
@@ -87,6 +89,8 @@ class Watched:
         self.errors = []
         page.on("console", lambda m: self.errors.append(f"console: {m.text}") if m.type == "error" else None)
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
+        self.missing = []  # URLs answered 404
+        page.on("response", lambda r: self.missing.append(r.url) if r.status == 404 else None)
 
     def wait_idle(self, timeout=120_000):
         """Wait until the script run is over (``stApp``'s ``data-test-script-state``).
@@ -115,9 +119,30 @@ class Watched:
     def check(self):
         boxes = self.page.locator('[data-testid="stException"]')
         problems = list(self.errors)
+        # Opened (or reloaded) at a page's address, Streamlit's frontend first probes
+        # <address>/_stcore/health and /_stcore/host-config, which answer 404, then the root's:
+        # those two console errors are Streamlit's own; any other missing resource is a failure.
+        if self.missing and all(STREAMLIT_PROBE.search(u) for u in self.missing):
+            problems = [p for p in problems if "status of 404" not in p]
         if boxes.count():
             problems.append("Streamlit exception: " + boxes.first.inner_text()[:2000])
         assert not problems, "\n".join(problems)
+
+    def wait_jobs(self, timeout=240_000):
+        """Wait until no job of the session shows its progress (ui.job_progress), then for the rerun."""
+        # The progress is drawn after the page: it is absent while a rerun draws the page.
+        for _ in range(3):
+            self.page.wait_for_function(
+                """() => {
+                    const app = document.querySelector('[data-testid=stApp]');
+                    const state = app && app.getAttribute('data-test-script-state');
+                    return state && state !== 'running' && state !== 'initial'
+                        && !document.querySelector('[class*="st-key-job__"]');
+                }""", timeout=timeout)
+            self.wait_idle(timeout=timeout)
+            if not self.page.locator('[class*="st-key-job__"]').count():
+                return
+        raise AssertionError("the session's jobs never ended")
 
     def goto_page(self, title):
         self.page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
@@ -131,6 +156,7 @@ def new_session(browser, url, height=2000, timeout=240_000):
     w = Watched(context.new_page())
     w.page.goto(url)
     w.wait_idle(timeout=timeout)
+    w.wait_jobs(timeout=timeout)
     return context, w
 
 

@@ -132,7 +132,8 @@ def test_hostile_names_stay_text_on_every_page(browser, server, hostile_files):
     OUTPUT.mkdir(parents=True, exist_ok=True)
     try:
         pg.goto(server)
-        w.wait_idle(timeout=240_000)  # the first visit analyses the demo
+        w.wait_idle(timeout=240_000)
+        w.wait_jobs()  # the first visit analyses the demo
 
         # Data: the upload with hostile class names and file name
         w.goto_page("Data")

@@ -471,3 +471,15 @@ def test_coverage_study_layout_seeding_and_summary():
     part = a[(a["n"] == first["n"]) & (a["estimator"] == first["estimator"])]
     covered = ((part["ci_low"] <= part["truth"]) & (part["truth"] <= part["ci_high"])).mean()
     assert first["coverage"] == covered and first["bias"] == pytest.approx(part["estimate"].mean() - part["truth"].iloc[0])
+
+
+def test_estimates_study_is_estimates_vs_n_with_its_summary_and_truth():
+    df, summary, truth, label = lab.estimates_study("logistic", (("slope", 0.5),), ns=(100,), n_repeats=2,
+                                                    estimators=["bins"], random_state=4)
+    sc = lab.scenario("logistic", slope=0.5)
+    want = lab.estimates_vs_n(sc, ns=(100,), n_repeats=2, estimators=["bins"], random_state=4)
+    pd.testing.assert_frame_equal(df, want)
+    pd.testing.assert_frame_equal(summary, lab.summarise_estimates(want))
+    assert truth == sc.truth("top-label") and label == sc.label
+    with pytest.raises(ConfigError, match="no parameter"):
+        lab.estimates_study("logistic", (("distortion", 1.0),), ns=(100,), n_repeats=2)

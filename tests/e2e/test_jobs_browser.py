@@ -1,0 +1,151 @@
+"""Runs are jobs of the server's pool (calibdash.jobs): they survive a page change and a
+reload, and four sessions running at once leave the server answering (issue 16)."""
+
+import threading
+import time
+import urllib.request
+
+import pandas as pd
+
+from calibdash.lab.simulation import dirichlet_simulation
+
+from .browser import new_session
+
+# The acceptance bound of issue 16: the health check answers within a second throughout.
+HEALTH_BOUND = 1.0
+LONG = 20_000  # rows: a run of several seconds, so that the test acts while it runs
+
+
+def csv_file(tmp_path, name, seed, n=3000):
+    sim = dirichlet_simulation(n=n, n_classes=4, random_state=seed)
+    df = pd.DataFrame(sim.probs, columns=[f"p{k}" for k in range(4)])
+    df["label"] = sim.labels
+    path = tmp_path / name
+    df.to_csv(path, index=False)
+    return path
+
+
+def upload(w, path):
+    page = w.page
+    w.goto_page("Data")
+    page.locator(".st-key-source").get_by_text("Upload my predictions").click()
+    w.wait_idle()
+    page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
+    page.get_by_text("In use: " + path.name).wait_for(timeout=60_000)
+    w.wait_idle()
+
+
+def start_run(w):
+    """On Evaluate: press Run and see the job's progress (and its Cancel button)."""
+    w.goto_page("Evaluate")
+    w.page.locator(".st-key-run button").first.click()
+    w.page.locator('[class*="st-key-cancel__"] button').first.wait_for(timeout=30_000)
+
+
+def no_error_box(w):
+    assert not w.page.locator('[data-testid="stAlertContentError"]').count(), \
+        w.page.locator('[data-testid="stAlertContentError"]').first.inner_text()
+    w.check()
+
+
+def sidebar_text(w):
+    return w.page.locator('[data-testid="stSidebar"]').inner_text()
+
+
+def test_a_run_survives_a_page_change(browser, server, tmp_path):
+    context, w = new_session(browser, server)
+    try:
+        path = csv_file(tmp_path, "pagechange.csv", seed=1, n=LONG)
+        upload(w, path)
+        start_run(w)
+        w.goto_page("Data")  # while it runs: its progress is shown on every page
+        w.page.locator('[class*="st-key-job__"]').first.wait_for(timeout=10_000)
+        assert "session=" in w.page.url  # the token stays in the address across pages
+        w.goto_page("Results")
+        w.wait_jobs()  # the page polls the job; once over, the whole page reruns with the result
+        w.page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
+        assert "Evaluated: top-label, canonical" in sidebar_text(w)
+        w.goto_page("Evaluate")
+        w.page.locator('[data-testid="stAlertContentSuccess"]', has_text="Finished").wait_for(timeout=30_000)
+        no_error_box(w)
+    finally:
+        context.close()
+
+
+def test_a_run_survives_a_reload(browser, server, tmp_path):
+    context, w = new_session(browser, server)
+    try:
+        path = csv_file(tmp_path, "reload.csv", seed=2, n=LONG)
+        upload(w, path)
+        start_run(w)
+        w.page.reload()
+        w.wait_idle()
+        w.page.get_by_text("Restored after the reload").wait_for(timeout=30_000)
+        assert "reload.csv" in sidebar_text(w)  # the upload is back
+        w.page.locator('[class*="st-key-job__"]').first.wait_for(timeout=10_000)  # and the job, still running
+        no_error_box(w)
+        w.wait_jobs()
+        w.goto_page("Results")
+        w.page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
+        assert "reload.csv" in w.page.locator('[data-testid="stMain"]').inner_text()
+        no_error_box(w)
+        # an address whose session the server does not have: said so, and the demo in use
+        w.page.goto(server + "/results?session=unknown-token")
+        w.wait_idle()
+        w.page.get_by_text("could not be restored").wait_for(timeout=30_000)
+        w.check()
+    finally:
+        context.close()
+
+
+def test_four_sessions_at_once_keep_the_server_answering(browser, server, tmp_path):
+    latencies, stop = [], threading.Event()
+
+    def probe():
+        while not stop.is_set():
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(server + "/_stcore/health", timeout=30) as r:
+                r.read()
+            latencies.append(time.perf_counter() - t0)
+            stop.wait(0.2)
+
+    sessions = [new_session(browser, server) for _ in range(4)]
+    names = [f"session{i}.csv" for i in range(4)]
+    prober = threading.Thread(target=probe, daemon=True)
+    try:
+        for (_, w), name, seed in zip(sessions, names, range(10, 14)):
+            upload(w, csv_file(tmp_path, name, seed=seed))
+        prober.start()
+        for _, w in sessions:
+            start_run(w)  # the four runs are queued or running together
+        for _, w in sessions:
+            w.wait_jobs()
+        stop.set()
+        prober.join(60)
+        assert len(latencies) > 10
+        assert max(latencies) < HEALTH_BOUND, sorted(latencies)[-5:]
+        for (_, w), name in zip(sessions, names):  # each session sees its own data and result only
+            w.goto_page("Results")
+            w.page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
+            shown = w.page.locator('[data-testid="stMain"]').inner_text() + sidebar_text(w)
+            assert name in shown
+            assert not any(other in shown for other in names if other != name)
+            no_error_box(w)
+    finally:
+        stop.set()
+        for context, _ in sessions:
+            context.close()
+
+
+def test_a_run_can_be_cancelled(browser, server, tmp_path):
+    context, w = new_session(browser, server)
+    try:
+        upload(w, csv_file(tmp_path, "cancel.csv", seed=3, n=LONG))
+        start_run(w)
+        w.page.locator('[class*="st-key-cancel__"] button').first.click()
+        w.wait_jobs()
+        w.page.locator('[data-testid="stAlertContentInfo"]', has_text="Cancelled").wait_for(timeout=30_000)
+        assert "Evaluated: not yet" in sidebar_text(w)  # nothing of the cancelled run was kept
+        no_error_box(w)
+    finally:
+        context.close()

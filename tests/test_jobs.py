@@ -1,0 +1,197 @@
+"""calibdash.jobs: the pool's queue, deduplication, progress, failures and cancelling, and the
+session store. Every wait has a timeout, so that a broken pool fails instead of hanging."""
+
+import os
+import time
+
+import pytest
+
+from calibdash.errors import ConfigError, InputError
+from calibdash.jobs import CANCELLED, DONE, FAILED, QUEUED, RUNNING, BusyError, JobPool, SessionStore, pool_settings
+
+WAIT = 120
+
+
+# Job functions: module-level, so that the child process finds them by name.
+def add(a, b):
+    return a + b
+
+
+def sleepy(seconds, tag=None):
+    time.sleep(seconds)
+    return tag
+
+
+def counting(steps, progress):
+    for i in range(steps):
+        progress(i + 1, steps, f"step {i + 1}")
+        time.sleep(0.3)
+    return steps
+
+
+def uses_cores(n_jobs):
+    return n_jobs
+
+
+def bad_input():
+    raise InputError("column 'p0' holds text")
+
+
+def buggy():
+    return {}["missing"]
+
+
+def dies():
+    os._exit(3)
+
+
+def with_grandchild(path):
+    """Starts a grandchild that writes its pid to ``path``, then waits for ever."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
+    with open(path, "w") as f:
+        f.write(str(child.pid))
+    time.sleep(600)
+
+
+def alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # a zombie is dead too
+        return f.read().split(")")[-1].split()[0] != "Z"
+
+
+@pytest.fixture
+def pool():
+    p = JobPool(max_jobs=1, cores_per_job=2)
+    yield p
+    p.shutdown()
+
+
+def test_a_job_returns_its_result_and_the_same_key_is_the_same_job(pool):
+    job = pool.submit("sum", add, {"a": 2, "b": 3}, owner="s1")
+    assert job.wait(WAIT) and job.state == DONE and job.result == 5
+    again = pool.submit("sum", add, {"a": 100, "b": 0}, owner="s2")  # same key: the finished job, not a new run
+    assert again is job and again.result == 5 and job.owners == {"s1", "s2"}
+
+
+def test_owners_only_see_their_jobs(pool):
+    job = pool.submit("mine", add, {"a": 1, "b": 1}, owner="s1")
+    assert pool.job("mine", owner="s1") is job
+    assert pool.job("mine", owner="s2") is None
+    assert pool.job("unknown", owner="s1") is None
+
+
+def test_the_queue_is_first_in_first_out_and_bounded():
+    pool = JobPool(max_jobs=1, max_queued=2)
+    try:
+        first = pool.submit("first", sleepy, {"seconds": 2}, owner="s")
+        second = pool.submit("second", sleepy, {"seconds": 0}, owner="s")
+        third = pool.submit("third", sleepy, {"seconds": 0}, owner="s")
+        assert first.state == RUNNING and second.state == third.state == QUEUED
+        assert pool.position(second) == 0 and pool.position(third) == 1
+        assert pool.submit("second", sleepy, {"seconds": 0}, owner="t") is second  # deduplicated while queued
+        with pytest.raises(BusyError, match="busy"):
+            pool.submit("fourth", sleepy, {"seconds": 0}, owner="s")
+        assert third.wait(WAIT) and second.state == DONE
+        assert first.ended <= second.started and second.ended <= third.started
+    finally:
+        pool.shutdown()
+
+
+def test_progress_and_cores_reach_the_job(pool):
+    job = pool.submit("count", counting, {"steps": 4}, owner="s")
+    seen = set()
+    deadline = time.monotonic() + WAIT
+    while not job.finished and time.monotonic() < deadline:
+        seen.add(job.progress)
+        time.sleep(0.05)
+    assert job.state == DONE and job.result == 4
+    assert (2, 4, "step 2") in seen or (3, 4, "step 3") in seen, seen
+    cores = pool.submit("cores", uses_cores, {}, owner="s")
+    assert cores.wait(WAIT) and cores.result == 2
+
+
+def test_failures_keep_a_clean_message_or_say_it_is_a_bug(pool, caplog):
+    user = pool.submit("bad", bad_input, {}, owner="s")
+    assert user.wait(WAIT) and user.state == FAILED
+    assert isinstance(user.error, InputError) and user.error.parts == InputError("column 'p0' holds text").parts
+    assert user.bug is None
+    bug = pool.submit("bug", buggy, {}, owner="s")
+    assert bug.wait(WAIT) and bug.state == FAILED and bug.error is None
+    assert bug.bug == "KeyError: 'missing'"
+    assert "Traceback" in caplog.text and "buggy" in caplog.text  # the traceback is in the server's log
+    died = pool.submit("dies", dies, {}, owner="s")
+    assert died.wait(WAIT) and died.state == FAILED and "ended unexpectedly" in died.bug
+    retried = pool.submit("bug", add, {"a": 1, "b": 2}, owner="s")  # a failed key runs again when submitted again
+    assert retried is not bug and retried.wait(WAIT) and retried.result == 3
+
+
+def test_cancel_kills_the_process_group(pool, tmp_path):
+    path = tmp_path / "grandchild.pid"
+    job = pool.submit("stuck", with_grandchild, {"path": str(path)}, owner="s")
+    deadline = time.monotonic() + WAIT
+    while not (path.exists() and path.read_text()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    grandchild = int(path.read_text())
+    assert alive(grandchild) and job.state == RUNNING
+    child = job._process.pid
+    pool.cancel("stuck", owner="s")
+    assert job.wait(WAIT) and job.state == CANCELLED
+    deadline = time.monotonic() + 10
+    while (alive(grandchild) or alive(child)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(grandchild) and not alive(child)
+
+
+def test_a_shared_job_stops_only_when_no_owner_wants_it(pool):
+    job = pool.submit("shared", sleepy, {"seconds": 1, "tag": "ok"}, owner="s1")
+    pool.submit("shared", sleepy, {"seconds": 1, "tag": "ok"}, owner="s2")
+    pool.cancel("shared", owner="s1")
+    assert job.wait(WAIT) and job.state == DONE and job.result == "ok"
+    assert pool.job("shared", owner="s1") is None and pool.job("shared", owner="s2") is job
+    queued_behind = pool.submit("long", sleepy, {"seconds": 30}, owner="s1")
+    waiting = pool.submit("waiting", sleepy, {"seconds": 0}, owner="s1")
+    pool.cancel("waiting", owner="s1")  # a queued job leaves the queue
+    assert waiting.state == CANCELLED and pool.counts()["queued"] == 0
+    queued_behind.cancel()
+    assert queued_behind.wait(WAIT) and queued_behind.state == CANCELLED
+
+
+def test_finished_jobs_are_forgotten_oldest_first():
+    pool = JobPool(max_finished=2)
+    try:
+        for key in ("a", "b", "c"):
+            assert pool.submit(key, add, {"a": 1, "b": 1}, owner="s").wait(WAIT)
+        assert pool.job("a", owner="s") is None and pool.job("c", owner="s").result == 2
+        assert pool.counts() == {"queued": 0, "running": 0, "finished": 2}
+    finally:
+        pool.shutdown()
+
+
+def test_settings_come_from_the_environment():
+    assert pool_settings({"CALIBDASH_MAX_JOBS": "3", "CALIBDASH_JOB_CORES": "2"}) == (3, 2)
+    max_jobs, cores = pool_settings({})
+    assert max_jobs >= 1 and cores >= 1
+    for bad in ("0", "two", "-1", "1.5"):
+        with pytest.raises(ConfigError, match="CALIBDASH_MAX_JOBS must be a whole number"):
+            pool_settings({"CALIBDASH_MAX_JOBS": bad})
+    with pytest.raises(ConfigError, match="max_jobs"):
+        JobPool(max_jobs=0)
+
+
+def test_the_session_store_is_bounded_and_expires():
+    now = [0.0]
+    store = SessionStore(max_entries=2, ttl=10, clock=lambda: now[0])
+    store.put("a", {"x": 1})
+    store.put("b", {"x": 2})
+    assert store.get("a") == {"x": 1}  # touched: "b" is now the oldest
+    store.put("c", {"x": 3})
+    assert store.get("b") is None and store.get("a") is not None and len(store) == 2
+    now[0] = 11
+    assert store.get("a") is None and store.get("c") is None and len(store) == 0
+    assert store.get(None) is None
