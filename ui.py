@@ -71,15 +71,18 @@ def init_state():
     """Defaults for the shared keys, and keep widget values alive when their page is not shown."""
     ss = st.session_state
     start_jobs_state()
-    ss.setdefault("source", "demo")
-    ss.setdefault("demo_name", demo.DEFAULT_DEMO)
+    # The data in use, in plain keys that the Data page's widgets write through their
+    # callbacks: Streamlit may drop a widget's value when a polling fragment reruns just after
+    # a page change (seen in chromium: the upload fell back to the demo), never a plain key.
+    ss.setdefault("data_source", "demo")
+    ss.setdefault("data_demo", demo.DEFAULT_DEMO)
     ss.setdefault("results", {})  # cache key -> EvaluationResult
     ss.setdefault("active", {})  # data sha256 -> {notion: cache key} of the last good run
     ss.setdefault("run_message", None)
     # Streamlit forgets a widget's value when a page without it runs; reassigning the
     # value every run keeps the Evaluate and Reliability settings across page changes.
     for key in list(ss.keys()):
-        if isinstance(key, str) and (key in ("source", "demo_name") or key.startswith(KEPT_WIDGETS)):
+        if isinstance(key, str) and key.startswith(KEPT_WIDGETS):
             ss[key] = ss[key]
     remember_session()
 
@@ -89,12 +92,25 @@ def _demo(name):
     return demo.load_demo(name)
 
 
+def data_choice_widgets():
+    """Before the Data page draws its source and demo widgets: their values from the plain keys."""
+    ss = st.session_state
+    ss["source"], ss["demo_name"] = ss["data_source"], ss["data_demo"]
+
+
+def choose_data():
+    """on_change of the Data page's source and demo widgets: into the plain keys."""
+    ss = st.session_state
+    ss["data_source"] = ss.get("source", ss["data_source"])
+    ss["data_demo"] = ss.get("demo_name", ss["data_demo"])
+
+
 def current_dataset():
     """(label, Predictions, origin) of the data in use: the upload if chosen and valid, else the demo."""
     ss = st.session_state
-    if ss.get("source") == "upload" and ss.get("upload") is not None:
+    if ss["data_source"] == "upload" and ss.get("upload") is not None:
         return ss["upload"].source_name, ss["upload"], "upload"
-    name = ss.get("demo_name", demo.DEFAULT_DEMO)
+    name = ss["data_demo"]
     return name, _demo(name), "demo"
 
 
@@ -710,7 +726,7 @@ TOKEN_PARAM = "session"
 # Dicts the session shares by reference with its entry in the session store, so that the
 # entry is always up to date; and the values copied into it on every run.
 SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "job_errors")
-COPIED_STATE = ("source", "demo_name", "upload", "upload_input", "cmp_uploads")
+COPIED_STATE = ("data_source", "data_demo", "upload", "upload_input", "cmp_uploads")
 RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "job_errors": 16}
 
 
@@ -727,16 +743,9 @@ def session_store():
 
 
 def start_jobs_state():
-    """On a session's first run: its token, and the state a reload left behind under it (from init_state).
-    Later: the data choice, should Streamlit have dropped it."""
+    """On a session's first run: its token, and the state a reload left behind under it (from init_state)."""
     ss = st.session_state
     if "token" in ss:
-        # A polling fragment that reruns just after a page change can make Streamlit drop the
-        # values of the previous page's widgets; the choice of data must survive that.
-        entry = session_store().get(ss["token"]) or {}
-        for key in ("source", "demo_name"):
-            if key not in ss and key in entry:
-                ss[key] = entry[key]
         return
     try:
         job_pool()

@@ -7,15 +7,17 @@ from calibdash.display.text import code, markdown, user
 from calibdash.lab import demo
 
 st.title("Data")
+ui.data_choice_widgets()
 st.radio(
-    "Data source", ["demo", "upload"], key="source", horizontal=True,
+    "Data source", ["demo", "upload"], key="source", horizontal=True, on_change=ui.choose_data,
     format_func={"demo": "Built-in demo", "upload": "Upload my predictions"}.get,
     help="The demo sets are computed offline from scikit-learn's handwritten digits and the paper's simulation. "
     "Uploads stay in this browser session until you close it.",
 )
-if st.session_state["source"] == "demo":
-    st.selectbox("Demo set", demo.DEMO_NAMES, key="demo_name", help="Classifiers of very different calibration.")
-    st.caption(demo.DESCRIPTIONS[st.session_state["demo_name"]])
+if st.session_state["data_source"] == "demo":
+    st.selectbox("Demo set", demo.DEMO_NAMES, key="demo_name", on_change=ui.choose_data,
+                 help="Classifiers of very different calibration.")
+    st.caption(demo.DESCRIPTIONS[st.session_state["data_demo"]])
 else:
     st.markdown(
         "Upload the model's **probabilities or logits** (rows = examples, one column per class) and the "

@@ -54,7 +54,7 @@ def upload(at, content, name, labels=None):
 
 
 def test_first_visit_shows_a_finished_demo_analysis(at):
-    assert at.session_state["source"] == "demo"
+    assert at.session_state["data_source"] == "demo"
     results = at.session_state["active"]
     assert len(results) == 1 and set(next(iter(results.values()))) == {"top-label", "canonical"}
     text = " ".join(m.value for m in at.markdown)

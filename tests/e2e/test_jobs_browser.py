@@ -123,6 +123,8 @@ def test_four_sessions_at_once_keep_the_server_answering(browser, server, tmp_pa
         stop.set()
         prober.join(60)
         assert len(latencies) > 10
+        print(f"health check: {len(latencies)} probes, median {sorted(latencies)[len(latencies) // 2]:.3f} s, "
+              f"max {max(latencies):.3f} s")  # shown with pytest -s
         assert max(latencies) < HEALTH_BOUND, sorted(latencies)[-5:]
         for (_, w), name in zip(sessions, names):  # each session sees its own data and result only
             w.goto_page("Results")
