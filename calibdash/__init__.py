@@ -14,7 +14,9 @@ subpackages, by role:
 - :mod:`calibdash.display`: what the app and the report show (figures, reliability
   diagrams, the verdict, user text shown literally);
 - :mod:`calibdash.reporting`: the offline HTML report and the references;
-- :mod:`calibdash.lab`: simulations with known truth, studies and the demo data.
+- :mod:`calibdash.lab`: simulations with known truth, studies and the demo data;
+- :mod:`calibdash.clinical`: validating a clinical risk model (the calibration hierarchy,
+  discrimination, net benefit, subgroups).
 
 Submodules and the names below load on first use: ``import calibdash`` is cheap and
 imports neither plotly nor streamlit. The mathematics is in ``docs/design.md``.
@@ -58,10 +60,12 @@ _EXPORTS = {
     "holdout_loss_gap": "calibdash.metrics.variational",
     "VariationalEstimate": "calibdash.metrics.variational",
     "VariationalTopLabel": "calibdash.metrics.variational",
+    "validate_risk_model": "calibdash.clinical.validation",
+    "RiskValidation": "calibdash.clinical.validation",
     "report": "calibdash.reporting.html",
     "comparison_report": "calibdash.reporting.html",
 }
-_SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "cli", "errors")
+_SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors")
 
 __all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
 
