@@ -77,6 +77,8 @@ MIN_GROUP_EVENTS = 10
 # Beyond this the bootstrap's Monte Carlo error is negligible beside the sampling error, and the
 # run would only take longer.
 MAX_RESAMPLES = 100_000
+# Resamples per unit of work (and of progress) of the bootstrap.
+CHUNK = 100
 # Thresholds of the decision curve (Vickers & Elkin 2006), 0.01 to 0.99.
 THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
 # Points of the flexible curve's grid, and the share of resamples that must reach a grid point
@@ -123,10 +125,10 @@ class RiskValidation:
         ``metric`` (calibration-in-the-large or slope), ``statistic``, ``df``, ``p_value``,
         ``groups``. Empty without groups.
     calibration_error : DataFrame
-        The risk-optimised canonical squared calibration error of Gruber & Bach
-        (:func:`calibdash.evaluate` on ``[1 - p, p]``) for the whole data and each judged
-        group: ``class``, ``group``, ``estimator``, ``estimate``, ``ci_low``, ``ci_high``,
-        ``n``. Empty when ``calibration_error=False``.
+        The risk-optimised canonical calibration error of Gruber & Bach (the square root of
+        the squared error that :func:`calibdash.evaluate` estimates on ``[1 - p, p]``, with
+        its interval) for the whole data and each judged group: ``class``, ``group``,
+        ``estimator`` (the one the risk selected), ``estimate``, ``ci_low``, ``ci_high``, ``n``. Empty when ``calibration_error=False``.
     classes : tuple of str
         The class blocks (the positive class for binary data).
     group_name : str or None
@@ -296,8 +298,8 @@ def _group_labels(groups, p, n):
     if len(s) != n:
         raise InputError(f"There are {len(s)} group labels for {n} rows; give one per row.")
     missing = s.isna() | (s.astype(str).str.strip() == "")
-    labels = s.astype(str).str.strip().where(~missing, None)
-    distinct = labels.dropna().unique()
+    labels = [None if gone else str(v).strip() for v, gone in zip(s, missing)]
+    distinct = sorted({g for g in labels if g is not None})
     if len(distinct) < 2:
         raise InputError(
             f"The grouping column {str(name)!r} has {len(distinct)} distinct value"
@@ -334,16 +336,14 @@ def _percentile_interval(draws, level, *, min_share=BAND_MIN_SHARE):
     return lo, hi
 
 
-def _ici_consistency(p, ici, rng, n_resamples):
-    """p-value of the test of perfect calibration by the ICI: outcomes drawn from ``p`` itself
-    give the statistic's null distribution (consistency resampling, Broecker & Smith 2007)."""
-    hits = 0
-    for _ in range(n_resamples):
-        ys = (rng.random(len(p)) < p).astype(float)
+def _null_ici_chunk(p, seeds):
+    """ICI of outcomes drawn from ``p`` itself, one per seed (the null of perfect calibration)."""
+    out = np.full(len(seeds), np.nan)
+    for i, s in enumerate(seeds):
+        ys = (np.random.default_rng(s).random(len(p)) < p).astype(float)
         if 0 < ys.sum() < len(p):
-            curve = loess_fit(p, ys)
-            hits += float(np.mean(np.abs(curve.predict(p) - p))) >= ici
-    return (1 + hits) / (1 + n_resamples)
+            out[i] = float(np.mean(np.abs(loess_fit(p, ys).predict(p) - p)))
+    return out
 
 
 def _resample_indices(rng, n, y):
@@ -356,28 +356,69 @@ def _resample_indices(rng, n, y):
     return idx
 
 
-def _analyse(p, y, *, n_resamples, rng, level, curve_grid=None, thresholds=None):
+def _bootstrap_chunk(p, y, curve_grid, thresholds, seeds):
+    """The bootstrapped statistics (and curve and net benefit) of one resample per seed."""
+    n, m = len(y), len(seeds)
+    draws = np.full((m, len(_BOOTSTRAPPED)), np.nan)
+    curve = None if curve_grid is None else np.full((m, len(curve_grid)), np.nan)
+    nb = None if thresholds is None else np.full((m, len(thresholds)), np.nan)
+    treat_all = None if thresholds is None else np.full((m, len(thresholds)), np.nan)
+    for b, s in enumerate(seeds):
+        idx = _resample_indices(np.random.default_rng(s), n, y)
+        pb, yb = p[idx], y[idx]
+        draws[b], curve_b = _point_statistics(pb, yb)
+        if curve is not None:
+            curve[b] = curve_b.predict(curve_grid)
+        if nb is not None:
+            nb[b] = measures.net_benefit(pb, yb, thresholds)
+            treat_all[b] = measures.net_benefit_treat_all(yb, thresholds)
+    return draws, curve, nb, treat_all
+
+
+def _n_chunks(n_resamples, n_jobs):
+    # chunks of about CHUNK resamples (at least one per worker), so that progress moves
+    return max(1, min(n_resamples, max(n_jobs, -(-n_resamples // CHUNK))))
+
+
+def _in_chunks(fn, seeds, n_jobs, *args, on_chunk=None):
+    """``fn(*args, seeds_chunk)`` over chunks of the seeds, in order, calling ``on_chunk()`` after
+    each; the numbers do not depend on ``n_jobs`` (each resample has its own seed)."""
+    if not len(seeds):
+        return [fn(*args, seeds)]
+    chunks = [[seeds[i] for i in c] for c in np.array_split(np.arange(len(seeds)), _n_chunks(len(seeds), n_jobs))]
+    if n_jobs == 1:
+        results = (fn(*args, c) for c in chunks)
+    else:
+        from joblib import Parallel, delayed
+
+        results = Parallel(n_jobs=n_jobs, return_as="generator")(delayed(fn)(*args, c) for c in chunks)
+    out = []
+    for r in results:
+        out.append(r)
+        if on_chunk is not None:
+            on_chunk()
+    return out
+
+
+def _stack(parts, k):
+    arrays = [part[k] for part in parts]
+    return None if arrays[0] is None else np.concatenate(arrays)
+
+
+def _analyse(p, y, *, n_resamples, seed, level, curve_grid=None, thresholds=None, n_jobs=1, on_chunk=None):
     """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample."""
-    n = len(y)
     est, curve = _point_statistics(p, y)
     est = np.asarray(est)
-    draws = np.full((n_resamples, len(est)), np.nan)
-    curve_draws = None if curve_grid is None else np.full((n_resamples, len(curve_grid)), np.nan)
-    nb_draws = None if thresholds is None else np.full((n_resamples, len(thresholds)), np.nan)
-    all_draws = None if thresholds is None else np.full((n_resamples, len(thresholds)), np.nan)
-    for b in range(n_resamples):
-        idx = _resample_indices(rng, n, y)
-        pb, yb = p[idx], y[idx]
-        stats_b, curve_b = _point_statistics(pb, yb)
-        draws[b] = stats_b
-        if curve_draws is not None:
-            curve_draws[b] = curve_b.predict(curve_grid)
-        if nb_draws is not None:
-            nb_draws[b] = measures.net_benefit(pb, yb, thresholds)
-            all_draws[b] = measures.net_benefit_treat_all(yb, thresholds)
+    boot_seed, null_seed = seed.spawn(2)
+    parts = _in_chunks(_bootstrap_chunk, boot_seed.spawn(n_resamples), n_jobs, p, y, curve_grid, thresholds,
+                       on_chunk=on_chunk)
+    draws, curve_draws, nb_draws, all_draws = (_stack(parts, k) for k in range(4))
     if n_resamples:
         lo, hi = _percentile_interval(draws, level)
-        consistency = _ici_consistency(p, est[_BOOTSTRAPPED.index("ICI")], rng, n_resamples)
+        null = np.concatenate(_in_chunks(_null_ici_chunk, null_seed.spawn(n_resamples), n_jobs, p,
+                                         on_chunk=on_chunk))
+        null = null[np.isfinite(null)]
+        consistency = (1 + np.sum(null >= est[_BOOTSTRAPPED.index("ICI")])) / (1 + len(null))
     else:
         lo = hi = np.full(len(est), np.nan)
         consistency = np.nan
@@ -484,7 +525,8 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
     estimators : list of str, optional
         The estimators for that run (default: the canonical notion's).
     n_jobs : int, default=1
-        Workers for :func:`calibdash.evaluate`.
+        Workers for the bootstrap and for :func:`calibdash.evaluate`; the numbers do not
+        depend on it (every resample has its own seed).
     progress : callable, optional
         ``progress(done, total, message)`` after each step.
 
@@ -511,14 +553,19 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         levels = sorted({g for g in group_of if g is not None})
     else:
         levels = []
-    steps = len(blocks) * (1 + len(levels)) * (2 if calibration_error else 1)
+    # progress: per analysis (the whole data and each group of each class) one step for the point
+    # estimates, one per chunk of the bootstrap and of the consistency test, one for cd.evaluate
+    per_analysis = 1 + (2 * _n_chunks(n_resamples, n_jobs) if n_resamples else 0) + bool(calibration_error)
+    steps = len(blocks) * (1 + len(levels)) * per_analysis
     done = 0
+    current = ""
 
-    def tick(message):
-        nonlocal done
-        done += 1
+    def tick(message=None, units=1):
+        nonlocal done, current
+        current = message or current
+        done += units
         if progress is not None:
-            progress(done, steps, message)
+            progress(min(done, steps), steps, current)
 
     seed = np.random.SeedSequence(random_state)
     tables = {k: [] for k in ("metrics", "curve", "distribution", "decision", "sample", "groups", "het", "cal")}
@@ -529,11 +576,11 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             raise InputError(
                 f"Every row has the same outcome for class {cls!r} ({'all events' if events else 'no events'}); "
                 "calibration and discrimination need both events and non-events.")
-        block_seed = seed.spawn(1)[0]
-        rng = np.random.default_rng(block_seed)
+        block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
         values, pvalue, curve, curve_draws, nb_draws, all_draws = _analyse(
-            p_k, y_k, n_resamples=n_resamples, rng=rng, level=level, curve_grid=grid, thresholds=THRESHOLDS)
+            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, curve_grid=grid, thresholds=THRESHOLDS,
+            n_jobs=n_jobs, on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
         tables["metrics"] += _metric_rows(cls, None, values, pvalue, n, events, "")
         tables["curve"].append(_curve_frame(cls, grid, curve.predict(grid), curve_draws, level))
         tables["distribution"].append(_distribution_frame(cls, p_k, y_k))
@@ -547,8 +594,8 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             tables["cal"].append(_cal_row(cls, None, p_k, y_k, random_state, n_jobs, estimators))
             tick(f"{cls}: calibration error")
         judged = []
-        for g in levels:
-            rows = np.array([v == g for v in group_of])
+        for g, group_seed in zip(levels, group_seeds):
+            rows = np.asarray(group_of == g, dtype=bool)
             pg, yg = p_k[rows], y_k[rows]
             ng, eg = int(rows.sum()), int(yg.sum())
             status, note = _group_status(eg, ng - eg)
@@ -556,12 +603,11 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
                                      "status": status, "note": note})
             if status == "too small":
                 tables["metrics"] += _metric_rows(cls, g, None, {}, ng, eg, note)
-                tick(f"{cls}: group {g} (too small)")
-                if calibration_error:
-                    tick(f"{cls}: group {g} (too small)")
+                tick(f"{cls}: group {g} (too small)", units=per_analysis)
                 continue
             judged.append(rows)
-            gv, gp, *_ = _analyse(pg, yg, n_resamples=n_resamples, rng=rng, level=level)
+            gv, gp, *_ = _analyse(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, n_jobs=n_jobs,
+                                  on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
             tables["metrics"] += _metric_rows(cls, g, gv, gp, ng, eg, note)
             tick(f"{cls}: group {g}")
             if calibration_error:
@@ -575,15 +621,15 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
                 tables["het"].append({"class": cls, "metric": metric, "statistic": t.statistic, "df": t.df,
                                       "p_value": t.pvalue, "groups": len(judged)})
     return RiskValidation(
-        metrics=pd.DataFrame(tables["metrics"]),
+        metrics=_none_for_whole(pd.DataFrame(tables["metrics"])),
         curve=pd.concat(tables["curve"], ignore_index=True),
         distribution=pd.concat(tables["distribution"], ignore_index=True),
         decision_curve=pd.concat(tables["decision"], ignore_index=True),
         sample_size=pd.concat(tables["sample"], ignore_index=True),
         groups=pd.DataFrame(tables["groups"], columns=["class", "group", "n", "events", "non_events", "status", "note"]),
         heterogeneity=pd.DataFrame(tables["het"], columns=["class", "metric", "statistic", "df", "p_value", "groups"]),
-        calibration_error=pd.DataFrame(tables["cal"], columns=["class", "group", "estimator", "estimate", "ci_low",
-                                                               "ci_high", "n"]),
+        calibration_error=_none_for_whole(pd.DataFrame(
+            tables["cal"], columns=["class", "group", "estimator", "estimate", "ci_low", "ci_high", "n"])),
         classes=tuple(b.name for b in blocks),
         group_name=group_name,
         n=n,
@@ -593,6 +639,12 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         notes=tuple(notes),
         source_name=str(getattr(p, "source_name", "the input")),
     )
+
+
+def _none_for_whole(frame):
+    # pandas stores a missing group as NaN; the documented value for the whole data is None
+    frame["group"] = pd.Series([None if pd.isna(g) else g for g in frame["group"]], index=frame.index, dtype=object)
+    return frame
 
 
 def _cal_row(cls, group, p, y, random_state, n_jobs, estimators):
