@@ -13,6 +13,7 @@ pages = [
     st.Page("app_pages/evaluate.py", title="Evaluate", url_path="evaluate"),
     results,
     st.Page("app_pages/reliability.py", title="Reliability", url_path="reliability"),
+    st.Page("app_pages/validate.py", title="Validate", url_path="validate"),
     st.Page("app_pages/compare.py", title="Compare", url_path="compare"),
     st.Page("app_pages/learn.py", title="Learn", url_path="learn"),
 ]

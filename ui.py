@@ -76,6 +76,9 @@ def init_state():
     # a page change (seen in chromium: the upload fell back to the demo), never a plain key.
     ss.setdefault("data_source", "demo")
     ss.setdefault("data_demo", demo.DEFAULT_DEMO)
+    # The grouping column of the subgroups (Data and Validate pages, ui_clinical): a column name,
+    # False for no subgroups, None for the first grouping column the data keep.
+    ss.setdefault("data_group", None)
     ss.setdefault("results", {})  # cache key -> EvaluationResult
     ss.setdefault("active", {})  # data sha256 -> {notion: cache key} of the last good run
     ss.setdefault("run_message", None)
@@ -87,9 +90,21 @@ def init_state():
     remember_session()
 
 
+# The Data page's demo sets: the classifiers and simulations, and the clinical risk model of the
+# Validate page (binary, with a grouping column).
+DEMO_CHOICES = (*demo.DEMO_NAMES, demo.VALIDATION_DEMO_NAME)
+
+
 @st.cache_resource(show_spinner="Preparing the demo data (first use only)...")
 def _demo(name):
+    if name == demo.VALIDATION_DEMO_NAME:
+        return demo.load_validation_demo()
     return demo.load_demo(name)
+
+
+def demo_description(name):
+    """One paragraph on the demo set ``name`` (one of :data:`DEMO_CHOICES`)."""
+    return demo.VALIDATION_DEMO_DESCRIPTION if name == demo.VALIDATION_DEMO_NAME else demo.DESCRIPTIONS[name]
 
 
 def data_choice_widgets():
@@ -725,9 +740,10 @@ POLL_SECONDS = 1.0
 TOKEN_PARAM = "session"
 # Dicts the session shares by reference with its entry in the session store, so that the
 # entry is always up to date; and the values copied into it on every run.
-SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "job_errors")
-COPIED_STATE = ("data_source", "data_demo", "upload", "upload_input", "cmp_uploads")
-RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "job_errors": 16}
+SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "val_results", "job_errors", "cancelled")
+COPIED_STATE = ("data_source", "data_demo", "data_group", "upload", "upload_input", "cmp_uploads")
+RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "val_results": 8, "job_errors": 16,
+                 "cancelled": 16}
 
 
 @st.cache_resource(show_spinner=False)
@@ -828,6 +844,8 @@ def cancel_job(key):
     ss = st.session_state
     job_pool().cancel(key, owner=ss["token"])
     record = ss["jobs"].pop(key, None)
+    if record and record.get("stay_cancelled"):
+        _bounded("cancelled", key, True)
     if record and record["kind"] == "evaluate":
         ss["run_message"] = (record["sha"], None, "Cancelled. Any earlier results of these data stay.")
         if record["auto"]:
@@ -858,7 +876,9 @@ def collect_jobs():
             if ok:
                 _bounded(record["store"], record["result_key"], job.result)
             elif job is not None and job.state == jobs.FAILED:
-                _bounded("job_errors", key, failure_message(job, "The run"))
+                message = failure_message(job, record.get("what", "The run"))
+                fix = record.get("fixes", {}).get(getattr(job.error, "option", None))
+                _bounded("job_errors", key, message + (f"\n\n**In the app:** {fix}" if fix else ""))
             continue
         sha = record["sha"]
         if ok:
@@ -884,10 +904,18 @@ def pending_evaluation(sha):
     return any(r["kind"] == "evaluate" and r["sha"] == sha for r in st.session_state["jobs"].values())
 
 
-def job_result(key, fn, kwargs, *, title, store, result_key=None):
+CANCELLED_MESSAGE = "Cancelled. Change a setting, or press **Run again**, to start it again."
+
+
+def job_result(key, fn, kwargs, *, title, store, result_key=None, stay_cancelled=False, what="The run", fixes=None):
     """(result, error message) of the job ``key`` computing ``fn(**kwargs)``, submitted if new; both
     None while it runs, its progress and Cancel button then shown here. The result is kept in the
     session's ``store`` under ``result_key`` (default ``key``), a failure's message in ``job_errors``.
+    ``stay_cancelled``: once cancelled, the job is not submitted again (the error is
+    :data:`CANCELLED_MESSAGE`) until :func:`forget_cancel` (a page that runs its job without a
+    button, on every rerun, would otherwise start it again at once). A failure's message begins
+    with ``what`` ("The run failed: ...") and ends with what to do in the app, ``fixes[option]``
+    (markdown), when the error names a loader option (``InputError.option``).
     """
     ss = st.session_state
     result_key = key if result_key is None else result_key
@@ -895,13 +923,21 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None):
         return ss[store][result_key], None
     if key in ss["job_errors"]:
         return None, ss["job_errors"][key]
+    if stay_cancelled and key in ss["cancelled"]:
+        return None, CANCELLED_MESSAGE
     if key not in ss["jobs"]:
-        record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key}
+        record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key,
+                  "stay_cancelled": stay_cancelled, "what": what, "fixes": dict(fixes or {})}
         error = submit_job(key, fn, kwargs, record)
         if error:
             return None, error
     job_progress(key)
     return None, None
+
+
+def forget_cancel(key):
+    """Allow the cancelled job ``key`` (see :func:`job_result`) to be submitted again."""
+    st.session_state["cancelled"].pop(key, None)
 
 
 def job_panel(container, page):

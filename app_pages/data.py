@@ -3,8 +3,8 @@
 import streamlit as st
 
 import ui
+import ui_clinical
 from calibdash.display.text import code, markdown, user
-from calibdash.lab import demo
 
 st.title("Data")
 ui.data_choice_widgets()
@@ -15,9 +15,10 @@ st.radio(
     "Uploads stay in this browser session until you close it.",
 )
 if st.session_state["data_source"] == "demo":
-    st.selectbox("Demo set", demo.DEMO_NAMES, key="demo_name", on_change=ui.choose_data,
-                 help="Classifiers of very different calibration.")
-    st.caption(demo.DESCRIPTIONS[st.session_state["data_demo"]])
+    st.selectbox("Demo set", ui.DEMO_CHOICES, key="demo_name", on_change=ui.choose_data,
+                 help="Classifiers of very different calibration, and a clinical risk model with hospital sites "
+                      "(for the Validate page).")
+    st.caption(ui.demo_description(st.session_state["data_demo"]))
 else:
     st.markdown(
         "Upload the model's **probabilities or logits** (rows = examples, one column per class) and the "
@@ -59,7 +60,7 @@ else:
             m3.text_input("Class names", key="src__class_names", help=ui.HELP_SOURCE["class_names"])
         if info.table:
             m4.multiselect("Grouping columns", ui.group_choices(info), key="src__group_columns",
-                           help=ui.HELP_SOURCE["group_columns"])
+                           help=ui.HELP_SOURCE["group_columns"], on_change=ui_clinical.groups_kept)
     st.selectbox("The numbers are", list(ui.KIND_LABELS), key="src__kind", format_func=ui.KIND_LABELS.get,
                  help=ui.HELP_SOURCE["kind"])
     if info is not None:
@@ -86,5 +87,6 @@ if ui.positive_class(pred):
     st.markdown(f"**Positive class:** {code(pred.class_names[1])} (the other class: {code(pred.class_names[0])})")
 if pred.groups:
     st.caption("Grouping columns kept: " + ", ".join(code(g) for g in pred.groups))
+    ui_clinical.group_widget(st.columns(2)[0], "group_column", pred)
 st.markdown("**Class balance** (share of labels per class, in class order)")
 st.bar_chart(ui.class_balance(pred), x="class", y="share", height=220, sort=False)

@@ -64,6 +64,7 @@ _EXPORTS = {
     "RiskValidation": "calibdash.clinical.validation",
     "report": "calibdash.reporting.html",
     "comparison_report": "calibdash.reporting.html",
+    "validation_report": "calibdash.reporting.validation",
 }
 _SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors")
 

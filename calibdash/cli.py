@@ -1,9 +1,11 @@
-"""The command line: ``python -m calibdash evaluate ...`` and ``python -m calibdash rerun ...``.
+"""The command line: ``python -m calibdash evaluate ...``, ``rerun ...`` and ``validate ...``.
 
 ``evaluate`` runs Algorithm 1 on one or more prediction files with the same settings and
 seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.html``;
 ``rerun`` reloads the recorded input, checks its fingerprint and recomputes, and says
-whether the numbers are identical.
+whether the numbers are identical; ``validate`` validates a clinical risk model
+(:func:`calibdash.validate_risk_model`) overall and per group and writes ``metrics.csv`` and
+``report.html``.
 
 Exit status:
 
@@ -38,6 +40,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from calibdash.clinical.validation import MAX_GROUPS
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
@@ -57,6 +60,11 @@ example (the reduced grid keeps it to a few seconds):
       --estimators 15-bins,bins,kde --grid bins.n_bins=5,10,20 --grid kde.bandwidth=0.01,0.1 \\
       --seed 0 --jobs 2 --out out/lenet5
   python -m calibdash rerun out/lenet5/result.json
+"""
+
+VALIDATE_EXAMPLE = """\
+example (a table with a risk column p_death, outcomes 'died'/'survived' and a column 'hospital'):
+  python -m calibdash validate risks.csv --groups hospital --positive died --out out/validation
 """
 
 #: Exit statuses (see the module docstring and the --help epilog).
@@ -497,6 +505,70 @@ def cmd_evaluate(args):
     return 0
 
 
+# ----------------------------------------------------------------------------- validate
+#: The tables ``validate`` writes beside report.html: file name -> RiskValidation attribute.
+VALIDATE_TABLES = {"groups.csv": "groups", "decision_curve.csv": "decision_curve", "sample_size.csv": "sample_size",
+                   "curve.csv": "curve", "heterogeneity.csv": "heterogeneity"}
+
+
+def _load_for_validation(args):
+    """Load FILE keeping the --groups column. ``--positive`` is the loader's (the label one
+    risk column is the probability of) unless the file has several class columns, where it
+    names the class to validate against the rest; returns (pred, positive for validation)."""
+    options = _load_options(args)
+    options["group_columns"] = None if args.groups is None else [args.groups]
+    given = {k: v for k, v in options.items() if v is not None}
+    try:
+        return load_predictions(args.predictions, args.labels, **given), None
+    except InputError as e:
+        if getattr(e, "option", None) == "group_columns":
+            raise CLIError(f"--groups {args.groups}: {e}") from None
+        if getattr(e, "option", None) != "positive" or args.positive is None:
+            raise
+    # several class columns: the loader takes no positive class; the validation does
+    given.pop("positive")
+    pred = load_predictions(args.predictions, args.labels, **given)
+    if pred.d <= 2:
+        raise CLIError(f"--positive {args.positive}: not usable with this file; see 'calibdash validate --help'.")
+    return pred, args.positive
+
+
+def cmd_validate(args):
+    from calibdash.clinical.validation import validate_risk_model
+    from calibdash.display.clinical import hierarchy_verdicts
+    from calibdash.reporting.validation import metrics_csv, validation_report
+
+    if args.n_resamples < 0:
+        raise CLIError(f"--n-resamples must be 0 or more, got {args.n_resamples}.")
+    if args.jobs == 0:
+        raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    pred, positive = _load_for_validation(args)
+    out = _prepare_out(args.out)
+    progress = Progress(enabled=not args.quiet)
+    try:
+        v = validate_risk_model(pred, groups=args.groups, positive=positive, n_resamples=args.n_resamples,
+                                random_state=args.seed, calibration_error=not args.no_calibration_error,
+                                n_jobs=args.jobs, progress=progress.callback("validate"))
+    except InputError as e:
+        if getattr(e, "option", None) == "group_columns":  # named --groups here, not --group-columns
+            raise CLIError(f"--groups {args.groups}: {e}") from None
+        raise
+    finally:
+        progress.finish()
+    files = [out / "metrics.csv", out / "report.html"] + [out / name for name in VALIDATE_TABLES]
+    _write_text(files[0], metrics_csv(v))
+    _write_text(files[1], validation_report(v, title=args.title, made_by="cli", results_file="metrics.csv",
+                                            predictions=pred))
+    for name, attribute in VALIDATE_TABLES.items():
+        _write_text(out / name, getattr(v, attribute).to_csv(index=False))
+    for cls in v.classes:
+        _say(args, f"{cls}:" if len(v.classes) == 1 else f"{cls} (against the rest):")
+        for item in hierarchy_verdicts(v, cls=cls):
+            _say(args, f"  {item['level']} [{item['status']}]: {item['verdict']}")
+    _say(args, "wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
 def _same(a, b):
     if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
         return True
@@ -795,6 +867,45 @@ def build_parser():
     rr.add_argument("--dask-scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (as for evaluate)")
     rr.add_argument("--quiet", action="store_true", help="no progress bar and no per-notion lines")
     rr.set_defaults(func=cmd_rerun)
+
+    va = sub.add_parser(
+        "validate", help="validate a clinical risk model (calibration hierarchy, AUROC, net benefit, subgroups)",
+        description=_wrap("Validate the risks in FILE against the outcomes as Van Calster et al. (2019) and TRIPOD+AI "
+                          "describe: O:E, calibration-in-the-large, the calibration slope, the flexible calibration "
+                          "curve (ICI, E50, E90, Emax), Brier, AUROC, Spiegelhalter's test and net benefit, each with "
+                          "a 95% interval, overall and in every group of --groups, with tests of heterogeneity. "
+                          "Writes DIR/metrics.csv, report.html, groups.csv, decision_curve.csv, sample_size.csv, "
+                          "curve.csv and heterogeneity.csv, and prints a verdict per level. Several class columns "
+                          "are validated one class against the rest (or only --positive)."),
+        epilog=VALIDATE_EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    va.add_argument("predictions", metavar="FILE",
+                    help="a table (.csv, .tsv, .parquet) with the predicted risk (or the class probabilities), the "
+                         "outcome and the grouping column; or an array file with --labels")
+    va.add_argument("--labels", metavar="FILE", help="the outcomes in a separate file")
+    va.add_argument("--groups", metavar="COLUMN",
+                    help=f"the column of subgroups (sex, age band, hospital): 2 to {MAX_GROUPS} distinct values "
+                         "(default: no subgroups)")
+    va.add_argument("--positive", metavar="NAME",
+                    help="the outcome's label when the file has one risk column (default: the class the column is "
+                         "named after, e.g. p_malignant -> malignant); with several class columns, validate only "
+                         "this class against the rest")
+    va.add_argument("--kind", choices=KINDS, default="auto", help="what the numbers are (as for evaluate)")
+    va.add_argument("--label-column", metavar="NAME", help="the outcome's column (as for evaluate)")
+    va.add_argument("--prob-columns", metavar="LIST", help="the risk column, or the class columns (as for evaluate)")
+    va.add_argument("--class-names", metavar="LIST", help="class names in column order (as for evaluate)")
+    va.add_argument("--n-resamples", type=int, default=1000, metavar="N",
+                    help="bootstrap resamples for the intervals of O:E, ICI, Brier, the curve and net benefit "
+                         "(default 1000; 0 skips them)")
+    va.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap; the same seed gives the "
+                                                                        "same numbers (default 0)")
+    va.add_argument("--no-calibration-error", action="store_true",
+                    help="skip the risk-optimised calibration error per group (calibdash.evaluate), the slowest part")
+    va.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel tasks for that part (-1: every core)")
+    va.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
+    va.add_argument("--title", help="title of the HTML report")
+    va.add_argument("--quiet", action="store_true", help="no progress and no verdicts; errors are still printed")
+    va.set_defaults(func=cmd_validate, group_columns=None)
 
     ap = sub.add_parser(
         "app", help="start the dashboard (needs the app extra: pip install 'calibdash[app]')",

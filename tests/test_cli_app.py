@@ -44,7 +44,7 @@ def test_pyproject_installs_every_file_of_the_app():
     shipped = {Path(target) / Path(f).name for target, patterns in data_files.items()
                for pattern in patterns for f in glob.glob(pattern, root_dir=ROOT)}
     needed = {Path("share/calibdash") / p.relative_to(ROOT)
-              for p in [ROOT / "app.py", ROOT / "ui.py", *(ROOT / "app_pages").glob("*.py")]}
+              for p in [ROOT / "app.py", *ROOT.glob("ui*.py"), *(ROOT / "app_pages").glob("*.py")]}
     assert needed <= shipped
 
 

@@ -79,7 +79,7 @@ def private_uses(path, modules):
 
 def test_no_module_uses_another_modules_private_names():
     modules = package_modules()
-    users = list(modules.values()) + [ROOT / "app.py", ROOT / "ui.py"] + sorted((ROOT / "app_pages").glob("*.py"))
+    users = list(modules.values()) + [ROOT / "app.py", *sorted(ROOT.glob("ui*.py"))] + sorted((ROOT / "app_pages").glob("*.py"))
     found = [use for path in users for use in private_uses(path, modules)]
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
@@ -233,7 +233,7 @@ def test_the_tests_mirror_the_package():
     assert folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli, jobs) and the package-wide ones
-    assert loose <= {"test_cli.py", "test_cli_app.py", "test_jobs.py", "test_package.py", "test_pinned.py",
+    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_jobs.py", "test_package.py", "test_pinned.py",
                      "test_contributing.py"}, loose
 
 
@@ -247,7 +247,7 @@ def test_the_wheel_installs_only_the_package_and_the_app_files(tmp_path):
     ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
     for name in ("calibdash", "app_pages"):
         shutil.copytree(ROOT / name, source / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md", "app.py", "ui.py"):
+    for name in ("pyproject.toml", "README.md", "app.py", *(p.name for p in ROOT.glob("ui*.py"))):
         shutil.copy(ROOT / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
                            capture_output=True, text=True, timeout=600)
@@ -259,7 +259,8 @@ def test_the_wheel_installs_only_the_package_and_the_app_files(tmp_path):
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith((".dist-info", ".data"))} == {"calibdash"}, tops
     data = {n.split(".data/data/")[1] for n in names if ".data/data/" in n}
-    assert {"share/calibdash/app.py", "share/calibdash/ui.py", "share/calibdash/app_pages/data.py"} <= data, data
+    assert {"share/calibdash/app.py", "share/calibdash/ui.py", "share/calibdash/ui_clinical.py",
+            "share/calibdash/app_pages/data.py", "share/calibdash/app_pages/validate.py"} <= data, data
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
                              capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-3000:]

@@ -1,4 +1,5 @@
-"""Built-in demo data: real classifiers on scikit-learn's digits and the paper's simulation.
+"""Built-in demo data: real classifiers on scikit-learn's digits, the paper's simulation, and a
+clinical risk model on scikit-learn's breast-cancer data (:func:`load_validation_demo`).
 
 Everything is computed offline from data bundled with scikit-learn, then cached as an
 ``.npz`` (written by this module, read with ``allow_pickle=False``) under
@@ -8,6 +9,7 @@ simply regenerated.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -160,4 +162,68 @@ def load_demo(name=DEFAULT_DEMO):
     return load_predictions(probs, labels, kind="probabilities", class_names=_class_names(name, probs.shape[1]), name=name)
 
 
-__all__ = ["DEMO_NAMES", "DEFAULT_DEMO", "DESCRIPTIONS", "cache_dir", "demo_arrays", "load_demo"]
+# -- the clinical validation demo -------------------------------------------------------------
+VALIDATION_DEMO_NAME = "demo: breast cancer (scikit-learn)"
+VALIDATION_DEMO_GROUPS = "site"
+VALIDATION_DEMO_CLASSES = ("benign", "malignant")
+VALIDATION_DEMO_DESCRIPTION = (
+    "A logistic regression of malignancy on three weak features of scikit-learn's 569 breast-cancer "
+    "biopsies (worst texture, mean smoothness, mean compactness), out of fold: it was fitted with balanced class "
+    "weights, as if malignant and benign were equally common, so its risks are too high on average. The 'site' "
+    "column is synthetic: three hospitals drawn at random, and hospital C's risks are shifted up (its "
+    "software used an outdated intercept), so the subgroups differ.")
+# The three weak features keep the AUROC near 0.9, as for a typical clinical model (the full 30
+# features separate the classes almost perfectly, and a validation of that shows little).
+_VALIDATION_FEATURES = ("worst texture", "mean smoothness", "mean compactness")
+_SITES = ("hospital A", "hospital B", "hospital C")
+_SITE_SHARES = (0.4, 0.35, 0.25)
+# Hospital C's shift on the logit scale: large enough that the heterogeneity test detects it.
+_SITE_C_SHIFT = 1.5
+
+
+def validation_demo_frame():
+    """The validation demo as a table: ``benign``, ``malignant`` (predicted risks),
+    ``diagnosis`` and ``site``; deterministic and computed offline in well under a second."""
+    import pandas as pd
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import StratifiedKFold, cross_val_predict
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    data = load_breast_cancer(as_frame=True)
+    X = data.data[list(_VALIDATION_FEATURES)].to_numpy()
+    malignant = (data.target.to_numpy() == list(data.target_names).index("malignant")).astype(np.int64)
+    model = make_pipeline(StandardScaler(), LogisticRegression(class_weight="balanced"))
+    cv = StratifiedKFold(n_splits=5, shuffle=True, random_state=_SEED)
+    risk = cross_val_predict(model, X, malignant, cv=cv, method="predict_proba")[:, 1]
+    rng = np.random.default_rng(_SEED)
+    site = rng.choice(np.array(_SITES), size=len(risk), p=_SITE_SHARES)
+    shifted = site == _SITES[2]
+    logit = np.log(risk[shifted]) - np.log1p(-risk[shifted])
+    risk[shifted] = 1 / (1 + np.exp(-(logit + _SITE_C_SHIFT)))
+    return pd.DataFrame({"benign": 1 - risk, "malignant": risk,
+                         "diagnosis": np.array(VALIDATION_DEMO_CLASSES)[malignant], "site": site})
+
+
+@functools.lru_cache(maxsize=1)
+def load_validation_demo():
+    """A binary clinical risk model to validate: :class:`calibdash.Predictions` with the classes
+    ("benign", "malignant") and the grouping column ``"site"`` (:data:`VALIDATION_DEMO_GROUPS`).
+
+    Pass it to ``calibdash.validate_risk_model(pred, groups=VALIDATION_DEMO_GROUPS)``; the
+    positive class is "malignant". Nothing is cached on disk: it is computed in milliseconds
+    (the result is kept in memory; Predictions are read-only).
+
+    Returns
+    -------
+    Predictions
+    """
+    frame = validation_demo_frame()
+    return load_predictions(frame, kind="probabilities", prob_columns=list(VALIDATION_DEMO_CLASSES),
+                            label_column="diagnosis", group_columns=[VALIDATION_DEMO_GROUPS], name=VALIDATION_DEMO_NAME)
+
+
+__all__ = ["DEMO_NAMES", "DEFAULT_DEMO", "DESCRIPTIONS", "cache_dir", "demo_arrays", "load_demo",
+           "VALIDATION_DEMO_NAME", "VALIDATION_DEMO_GROUPS", "VALIDATION_DEMO_CLASSES", "VALIDATION_DEMO_DESCRIPTION",
+           "validation_demo_frame", "load_validation_demo"]

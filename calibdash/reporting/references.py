@@ -151,10 +151,155 @@ REFERENCES = {
 }""",
             "isotonic regression as a recalibration map",
         ),
+        Reference(
+            'vancalster2019calibration',
+            'B. Van Calster, D. J. McLernon, M. van Smeden, L. Wynants and E. W. Steyerberg. Calibration: the'
+            ' Achilles heel of predictive analytics. BMC Medicine 17 (2019) 230.',
+            'https://doi.org/10.1186/s12916-019-1466-7',
+            """@article{vancalster2019calibration,
+  author  = {Van Calster, Ben and McLernon, David J. and van Smeden, Maarten and Wynants, Laure and Steyerberg, Ewout W.},
+  title   = {Calibration: the {A}chilles heel of predictive analytics},
+  journal = {BMC Medicine},
+  volume  = {17},
+  pages   = {230},
+  year    = {2019},
+  doi     = {10.1186/s12916-019-1466-7}
+}""",
+            'the calibration hierarchy (mean, weak, moderate calibration) and the flexible calibration curve',
+        ),
+        Reference(
+            'austin2019integrated',
+            'P. C. Austin and E. W. Steyerberg. The Integrated Calibration Index (ICI) and related metrics '
+            'for quantifying the calibration of logistic regression models. Statistics in Medicine 38 (2019) '
+            '4051-4065.',
+            'https://doi.org/10.1002/sim.8281',
+            """@article{austin2019integrated,
+  author  = {Austin, Peter C. and Steyerberg, Ewout W.},
+  title   = {The Integrated Calibration Index ({ICI}) and related metrics for quantifying the calibration of logistic regression models},
+  journal = {Statistics in Medicine},
+  volume  = {38},
+  number  = {21},
+  pages   = {4051--4065},
+  year    = {2019},
+  doi     = {10.1002/sim.8281}
+}""",
+            'ICI, E50, E90 and Emax from a loess calibration curve',
+        ),
+        Reference(
+            'riley2021minimum',
+            'R. D. Riley, T. P. A. Debray, G. S. Collins et al. Minimum sample size for external validation '
+            'of a clinical prediction model with a binary outcome. Statistics in Medicine 40 (2021) '
+            '4230-4251.',
+            'https://doi.org/10.1002/sim.9025',
+            """@article{riley2021minimum,
+  author  = {Riley, Richard D. and Debray, Thomas P. A. and Collins, Gary S. and others},
+  title   = {Minimum sample size for external validation of a clinical prediction model with a binary outcome},
+  journal = {Statistics in Medicine},
+  volume  = {40},
+  number  = {19},
+  pages   = {4230--4251},
+  year    = {2021},
+  doi     = {10.1002/sim.9025}
+}""",
+            'the precision targets of a validation study (interval widths of O:E, slope and C statistic)',
+        ),
+        Reference(
+            'collins2016sample',
+            'G. S. Collins, E. O. Ogundimu and D. G. Altman. Sample size considerations for the external '
+            'validation of a multivariable prognostic model: a resampling study. Statistics in Medicine 35 '
+            '(2016) 214-226.',
+            'https://doi.org/10.1002/sim.6787',
+            """@article{collins2016sample,
+  author  = {Collins, Gary S. and Ogundimu, Emmanuel O. and Altman, Douglas G.},
+  title   = {Sample size considerations for the external validation of a multivariable prognostic model: a resampling study},
+  journal = {Statistics in Medicine},
+  volume  = {35},
+  number  = {2},
+  pages   = {214--226},
+  year    = {2016},
+  doi     = {10.1002/sim.6787}
+}""",
+            'at least 100 events and 100 non-events for a validation',
+        ),
+        Reference(
+            'vickers2006decision',
+            'A. J. Vickers and E. B. Elkin. Decision curve analysis: a novel method for evaluating prediction'
+            ' models. Medical Decision Making 26 (2006) 565-574.',
+            'https://doi.org/10.1177/0272989X06295361',
+            """@article{vickers2006decision,
+  author  = {Vickers, Andrew J. and Elkin, Elena B.},
+  title   = {Decision curve analysis: a novel method for evaluating prediction models},
+  journal = {Medical Decision Making},
+  volume  = {26},
+  number  = {6},
+  pages   = {565--574},
+  year    = {2006},
+  doi     = {10.1177/0272989X06295361}
+}""",
+            'net benefit and the decision curve',
+        ),
+        Reference(
+            'delong1988comparing',
+            'E. R. DeLong, D. M. DeLong and D. L. Clarke-Pearson. Comparing the areas under two or more '
+            'correlated receiver operating characteristic curves: a nonparametric approach. Biometrics 44 '
+            '(1988) 837-845.',
+            'https://doi.org/10.2307/2531595',
+            """@article{delong1988comparing,
+  author  = {DeLong, Elizabeth R. and DeLong, David M. and Clarke-Pearson, Daniel L.},
+  title   = {Comparing the areas under two or more correlated receiver operating characteristic curves: a nonparametric approach},
+  journal = {Biometrics},
+  volume  = {44},
+  number  = {3},
+  pages   = {837--845},
+  year    = {1988},
+  doi     = {10.2307/2531595}
+}""",
+            'the interval of the AUROC',
+        ),
+        Reference(
+            'spiegelhalter1986probabilistic',
+            'D. J. Spiegelhalter. Probabilistic prediction in patient management and clinical trials. '
+            'Statistics in Medicine 5 (1986) 421-433.',
+            'https://doi.org/10.1002/sim.4780050506',
+            """@article{spiegelhalter1986probabilistic,
+  author  = {Spiegelhalter, David J.},
+  title   = {Probabilistic prediction in patient management and clinical trials},
+  journal = {Statistics in Medicine},
+  volume  = {5},
+  number  = {5},
+  pages   = {421--433},
+  year    = {1986},
+  doi     = {10.1002/sim.4780050506}
+}""",
+            "Spiegelhalter's z test of calibration",
+        ),
+        Reference(
+            'collins2024tripodai',
+            'G. S. Collins, K. G. M. Moons, P. Dhiman et al. TRIPOD+AI statement: updated guidance for '
+            'reporting clinical prediction models that use regression or machine learning methods. BMJ 385 '
+            '(2024) e078378.',
+            'https://doi.org/10.1136/bmj-2023-078378',
+            """@article{collins2024tripodai,
+  author  = {Collins, Gary S. and Moons, Karel G. M. and Dhiman, Paula and others},
+  title   = {{TRIPOD+AI} statement: updated guidance for reporting clinical prediction models
+           that use regression or machine learning methods},
+  journal = {BMJ},
+  volume  = {385},
+  pages   = {e078378},
+  year    = {2024},
+  doi     = {10.1136/bmj-2023-078378}
+}""",
+            'the order of the validation report (items on model performance)',
+        ),
     )
 }
 
 CORE = "gruber2025optimizing"
+# The works behind a clinical validation (calibdash.validate_risk_model and its report), in the
+# order the report cites them; the core paper is cited for the risk-optimised calibration error.
+VALIDATION_REFERENCES = ("collins2024tripodai", "vancalster2019calibration", "austin2019integrated", "riley2021minimum",
+                         "collins2016sample", "delong1988comparing", "spiegelhalter1986probabilistic",
+                         "vickers2006decision", CORE)
 
 
 def reference_keys(name):
@@ -205,4 +350,4 @@ def bibtex(names):
     return "\n\n".join(ref.bibtex for ref, _ in references_for(names)) + "\n"
 
 
-__all__ = ["Reference", "REFERENCES", "reference_keys", "references_for", "bibtex"]
+__all__ = ["Reference", "REFERENCES", "VALIDATION_REFERENCES", "reference_keys", "references_for", "bibtex"]

@@ -165,8 +165,8 @@ def launch(playwright, headless=True):
     return playwright.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS, headless=headless)
 
 
-def upload_and_run(w, path, timeout=180_000):
-    """On the Data page: upload ``path``; on Evaluate: press Run and wait for the result."""
+def upload_data(w, path):
+    """On the Data page: choose "Upload my predictions", upload ``path`` and wait until it is in use."""
     page = w.page
     w.goto_page("Data")
     page.locator(".st-key-source").get_by_text("Upload my predictions").click()
@@ -174,6 +174,12 @@ def upload_and_run(w, path, timeout=180_000):
     page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
     page.get_by_text("In use: " + Path(path).name).wait_for(timeout=60_000)
     w.wait_idle()
+
+
+def upload_and_run(w, path, timeout=180_000):
+    """On the Data page: upload ``path``; on Evaluate: press Run and wait for the result."""
+    page = w.page
+    upload_data(w, path)
     w.goto_page("Evaluate")
     page.locator(".st-key-run button").first.click()
     page.locator('[data-testid="stAlertContentSuccess"]').wait_for(timeout=timeout)
