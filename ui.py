@@ -21,7 +21,7 @@ from calibdash.display import tables
 from calibdash.display import text as display
 from calibdash.display.reliability import FIFTEEN_BIN_HELP
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
-from calibdash.evaluation.config import config_fingerprint, resolve
+from calibdash.evaluation.config import check_rows, config_fingerprint, resolve
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.io.loading import LOAD_OPTIONS
@@ -360,8 +360,11 @@ def config_key(data_sha, config):
     return config_fingerprint(data_sha, **config)
 
 
-def read_settings():
-    """The Evaluate page's widgets as one config per notion; raises ValueError with a message."""
+def read_settings(*, n_rows=None):
+    """The Evaluate page's widgets as one config per notion; raises ValueError with a message.
+
+    Every value and limit is checked here, before a job is submitted; with ``n_rows``, the
+    data's rows, the bin counts too (at most one bin per row)."""
     ss = st.session_state
     notions = ss.get("cfg__notions", DEFAULT_NOTIONS)
     if not notions:
@@ -394,7 +397,9 @@ def read_settings():
             "n_folds": int(ss.get("cfg__n_folds", 5)),
             "random_state": int(ss.get("cfg__seed", 0)),
         }
-        resolve(notion, config["estimators"], grids or None)  # checks every value, with clear messages
+        _, full = resolve(notion, config["estimators"], grids or None)  # checks every value, with clear messages
+        if n_rows is not None:
+            check_rows(notion, full, n_rows)
         configs.append(config)
     return configs
 

@@ -7,6 +7,7 @@ from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
 from calibdash.estimators.registry import available_estimators
+from calibdash.io.export import csv_text
 from calibdash.lab import demo
 
 ss = st.session_state
@@ -99,9 +100,9 @@ def show(res):
     st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
 
     d1, d2, d3 = st.columns(3)
-    d1.download_button("Models table (CSV)", res.models.to_csv(index=False), ui.comparison_file_name("compare_models", "csv", res),
+    d1.download_button("Models table (CSV)", csv_text(res.models), ui.comparison_file_name("compare_models", "csv", res),
                        "text/csv", key="dl_cmp_models", help="One row per model, full precision.")
-    d2.download_button("Pairs table (CSV)", res.pairs.to_csv(index=False), ui.comparison_file_name("compare_pairs", "csv", res),
+    d2.download_button("Pairs table (CSV)", csv_text(res.pairs), ui.comparison_file_name("compare_pairs", "csv", res),
                        "text/csv", key="dl_cmp_pairs", help="One row per pair of models: difference, interval, p-value.")
     ui.comparison_report_download(d3, res, models)
 

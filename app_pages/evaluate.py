@@ -51,7 +51,7 @@ if b2.button("Reset to the paper's defaults", key="reset", help="Restore every s
 if b1.button("Run", key="run", type="primary",
              help="Tune every estimator by cross-validated risk and estimate the error on the holdout rows."):
     try:
-        configs = ui.read_settings()
+        configs = ui.read_settings(n_rows=pred.n)
     except ValueError as e:
         ss["run_message"] = (pred.sha256, False, markdown(e))
     else:

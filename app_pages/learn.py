@@ -5,6 +5,7 @@ import streamlit as st
 import ui
 from calibdash.display import plots
 from calibdash.estimators.registry import available_estimators
+from calibdash.io.export import csv_text
 from calibdash.lab.studies import summarise_figure1
 
 ss = st.session_state
@@ -92,7 +93,7 @@ else:
         }
         st.dataframe(plots.lab_summary_points(summary), key="lab_summary_table", hide_index=True, width="stretch",
                      column_config=points)
-        st.download_button("Estimates (CSV)", df.to_csv(index=False),
+        st.download_button("Estimates (CSV)", csv_text(df),
                            ui.download_name("lab_estimates", "csv", scen_label, notion=notion, seed=int(seed)), "text/csv",
                            key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
 
@@ -122,6 +123,6 @@ elif fig1 is not None:
         "many data sets (blue) it is lowest at theta = 1, the true calibration map. The risk can therefore rank "
         "estimators and choose their settings without knowing the truth: on real data it is all we have."
     )
-    st.download_button("Risk per theta and seed (CSV)", fig1.to_csv(index=False),
+    st.download_button("Risk per theta and seed (CSV)", csv_text(fig1),
                        ui.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
                        "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")

@@ -6,6 +6,7 @@ import ui
 from calibdash.display import plots
 from calibdash.display.text import code
 from calibdash.display.verdict import verdict
+from calibdash.io.export import csv_text
 
 st.title("Results")
 label, pred, _ = ui.current_dataset()
@@ -66,9 +67,9 @@ def show(results):
 
     c1, c2, c3, c4 = st.columns(4)
     name = dict(notion=notion, seed=res.config["call"]["random_state"])
-    c1.download_button("Summary (CSV)", res.summary.to_csv(index=False), ui.download_name("summary", "csv", label, **name),
+    c1.download_button("Summary (CSV)", csv_text(res.summary), ui.download_name("summary", "csv", label, **name),
                        "text/csv", key="dl_summary", help="One row per estimator, full precision.")
-    c2.download_button("Risk curves (CSV)", res.curves.to_csv(index=False), ui.download_name("curves", "csv", label, **name),
+    c2.download_button("Risk curves (CSV)", csv_text(res.curves), ui.download_name("curves", "csv", label, **name),
                        "text/csv", key="dl_curves", help="Validation risk per estimator, hyperparameter value and fold.")
     ui.results_download(c3, results, label)
     ui.report_download(c4, results, pred, label)

@@ -66,7 +66,8 @@ _EXPORTS = {
     "comparison_report": "calibdash.reporting.html",
     "validation_report": "calibdash.reporting.validation",
 }
-_SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors")
+_SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors",
+                "limits")
 
 __all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
 

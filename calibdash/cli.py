@@ -32,6 +32,7 @@ import contextlib
 import errno
 import json
 import os
+import stat
 import sys
 import textwrap
 import traceback
@@ -40,15 +41,19 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from calibdash import limits
 from calibdash.clinical.validation import MAX_GROUPS
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
-from calibdash.evaluation.config import resolve
+from calibdash.evaluation.config import EvaluationConfig, check_rows, check_split, resolve
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import parse_grid_text
 from calibdash.evaluation.pipeline import evaluate, evaluate_notions
+from calibdash.io.export import csv_text, write_file
+from calibdash.io.formats import read_regular_file
 from calibdash.io.loading import KINDS, LOAD_OPTIONS, load_predictions
+from calibdash.limits import RESULT_BYTES
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
 
@@ -59,7 +64,7 @@ example (the reduced grid keeps it to a few seconds):
   python -m calibdash evaluate ../shared/data/cifar10_lenet5.npz --notion top-label \\
       --estimators 15-bins,bins,kde --grid bins.n_bins=5,10,20 --grid kde.bandwidth=0.01,0.1 \\
       --seed 0 --jobs 2 --out out/lenet5
-  python -m calibdash rerun out/lenet5/result.json
+  python -m calibdash rerun out/lenet5/result.json --use-recorded-paths
 """
 
 VALIDATE_EXAMPLE = """\
@@ -78,6 +83,9 @@ exit status:
      starting "calibdash: error:"
   3  an internal error, a bug in calibdash: a traceback and a request to report it
 """
+
+LIMITS_HELP = ("limits, checked before any work (raise one by setting its environment variable):\n"
+               + limits.help_text() + "\n")
 
 #: The command-line flag of each loader option (a refusal about an option names the flag).
 LOAD_FLAGS = {"kind": "--kind", "label_column": "--label-column", "prob_columns": "--prob-columns",
@@ -127,6 +135,11 @@ def _split_list(text):
     return [t.strip() for t in text.replace(";", ",").split(",") if t.strip()]
 
 
+def _shorten(text, longest=80):
+    """``text`` as an error message quotes it: a grid of thousands of values is not repeated whole."""
+    return text if len(text) <= longest else text[: longest - 3] + "..."
+
+
 def _generic_value(token):
     try:
         number = float(token)
@@ -149,11 +162,12 @@ def parse_grid_option(texts):
     grids = {}
     for text in texts or []:
         head, sep, values = text.partition("=")
+        shown = _shorten(text)
         name, dot, param = head.strip().rpartition(".")
         if not sep or not dot or not name or not param or not values.strip():
-            raise CLIError(f"--grid {text!r} is not of the form NAME.PARAM=V1,V2,... (e.g. kde.bandwidth=0.01,0.1).")
+            raise CLIError(f"--grid {shown!r} is not of the form NAME.PARAM=V1,V2,... (e.g. kde.bandwidth=0.01,0.1).")
         if name not in REGISTRY:
-            raise CLIError(f"--grid {text!r}: unknown estimator {name!r}; choose from {', '.join(REGISTRY)}.")
+            raise CLIError(f"--grid {shown!r}: unknown estimator {name!r}; choose from {', '.join(REGISTRY)}.")
         try:
             described = parameter(param)
             if described is not None and described.numeric:
@@ -161,7 +175,7 @@ def parse_grid_option(texts):
             else:
                 parsed = [_generic_value(v) for v in _split_list(values)]
         except ValueError as e:
-            raise CLIError(f"--grid {text!r}: {e}") from None
+            raise CLIError(f"--grid {shown!r}: {e}") from None
         grids.setdefault(name, {})[param] = parsed
     return grids
 
@@ -223,17 +237,61 @@ def _plan(notions, estimators_text, grids):
     return plan
 
 
+#: The files of a run's folder. A model's folder never takes one of these names.
+OUTPUT_FILES = ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")
+#: Suffixes left out of a model's name (the file it was read from).
+_DATA_SUFFIXES = (".gz", ".bz2", ".zip", ".xz", ".npz", ".npy", ".csv", ".tsv", ".txt", ".parquet")
+# Folder names stay well under the 255 bytes most file systems allow.
+_MAX_NAME_BYTES = 100
+
+
+def _sanitise(name):
+    """A folder name from any text: letters, digits and ``-_.+``, no leading dot, short."""
+    name = "".join(c if c.isalnum() or c in "-_.+" else "-" for c in str(name)).strip(".-")
+    while len(name.encode("utf-8")) > _MAX_NAME_BYTES:
+        name = name[:-1].rstrip(".-")
+    return name or "model"
+
+
+def safe_names(names):
+    """Distinct folder names for models, in order: each sanitised, none of :data:`OUTPUT_FILES`.
+
+    A name keeps its sanitised form where it is free; a repeated or reserved one gets the
+    first free ``-2``, ``-3``, ... that is no other model's name (compared as a
+    case-insensitive file system would).
+
+    >>> safe_names(["x", "x", "x-2", "../up", "report.html"])
+    ['x', 'x-3', 'x-2', 'up', 'report.html-2']
+    """
+    stems = [_sanitise(n) for n in names]
+    reserved = {f.casefold() for f in OUTPUT_FILES}
+    every = {s.casefold() for s in stems}
+    out, used = [None] * len(stems), set()
+    for i, stem in enumerate(stems):
+        if stem.casefold() not in reserved | used:
+            out[i] = stem
+            used.add(stem.casefold())
+    for i, stem in enumerate(stems):
+        k = 2
+        while out[i] is None:
+            candidate = f"{stem}-{k}"
+            if candidate.casefold() not in reserved | used | every:
+                out[i] = candidate
+                used.add(candidate.casefold())
+            k += 1
+    return out
+
+
 def _model_names(paths):
-    names, seen = [], {}
+    """Model names from file names (without their data suffixes), as :func:`safe_names` makes them."""
+    stems = []
     for p in paths:
         stem = Path(p).name
-        for suffix in (".gz", ".bz2", ".zip", ".xz", ".npz", ".npy", ".csv", ".tsv", ".txt", ".parquet"):
+        for suffix in _DATA_SUFFIXES:
             if stem.endswith(suffix) and len(stem) > len(suffix):
                 stem = stem[: -len(suffix)]
-        stem = "".join(c if c.isalnum() or c in "-_.+" else "-" for c in stem).strip(".-") or "model"
-        seen[stem] = seen.get(stem, 0) + 1
-        names.append(stem if seen[stem] == 1 else f"{stem}-{seen[stem]}")
-    return names
+        stems.append(stem)
+    return safe_names(stems)
 
 
 # ----------------------------------------------------------------------------- progress
@@ -292,17 +350,16 @@ def load_run(path):
     ``{model name: {notion: EvaluationResult}}``.
 
     A file with a single result (the app's "Full result (JSON)" download, or one written by
-    an older calibdash) names its model after the file.
+    an older calibdash) names its model after the file. Only a regular file is read, within
+    :data:`calibdash.limits.RESULT_BYTES`; its fields are checked as
+    :mod:`calibdash.evaluation.schema` says, and any problem is a :class:`CLIError`.
     """
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CLIError(f"{path}: no such file.") from None
-    except UnicodeDecodeError:
-        raise CLIError(f"{path} is not a calibdash result: it is not JSON text.") from None
-    except OSError as e:
-        raise CLIError(f"cannot read {path}: {e.strerror or e}.") from None
+        text = read_regular_file(path, max_bytes=RESULT_BYTES.value, what="a result.json file",
+                                 too_big=lambda size, exact: InputError(RESULT_BYTES.message(size, str(path))))
+    except InputError as e:
+        raise CLIError(str(e)) from None
     try:
         evaluations = Evaluations.from_json(text, name=path.stem)
     except InputError as e:
@@ -323,23 +380,76 @@ def _frame_with(results, key, extra):
     return pd.concat(frames, ignore_index=True)
 
 
-def _write_text(path, text):
-    tmp = path.with_name(path.name + ".part")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _inside(root, path):
+    """``path`` (its folder resolved, links followed) if it lies in ``root``, else a CLIError.
+
+    The file itself is not resolved: a link at its place is replaced, never followed
+    (:func:`calibdash.io.export.write_file`).
+    """
+    where = path.parent.resolve() / path.name
+    if where.parent != root and root not in where.parents:
+        raise CLIError(f"{path} would be written outside --out {root} (a link leads out of it); "
+                       "remove the link or choose another --out.")
+    return where
+
+
+def _plan_outputs(out, names, *, single, inputs, files=OUTPUT_FILES):
+    """The folder of each model and every file a run writes, checked before any work.
+
+    Every path lies inside ``out`` once resolved; no model folder is a file; no file
+    written is one of ``inputs`` (the same file, under any name or through a hard link).
+
+    Returns
+    -------
+    folders : dict
+        ``{model name: folder}``.
+    """
+    root = _prepare_out(out).resolve()
+    folders = {name: root if single else root / folder for name, folder in zip(names, safe_names(names))}
+    names_of_files = files
+    files = [folder / f for folder in dict.fromkeys(folders.values()) for f in names_of_files]
+    files += [] if single else [root / f for f in names_of_files]
+    read = []
+    for path in inputs:
+        try:
+            read.append((Path(path), os.stat(path)))
+        except OSError:
+            continue
+    for folder in folders.values():
+        if folder != root:
+            _inside(root, folder)
+            if folder.exists() and not folder.is_dir():
+                raise CLIError(f"{folder} exists and is not a directory; move it or choose another --out.")
+    for path in files:
+        where = _inside(root, path)
+        try:
+            st = os.lstat(where)
+        except OSError:
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            raise CLIError(f"{where} is a directory, where calibdash writes a file; move it or choose another --out.")
+        for source, src in read:
+            if (st.st_dev, st.st_ino) == (src.st_dev, src.st_ino):
+                raise CLIError(f"writing {where} would replace the input {source}; choose another --out.")
+    return folders
 
 
 def write_model_outputs(out, name, results, pred, command, title=None):
     """summary.csv, curves.csv, others.csv, result.json and report.html of one model in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    _write_text(out / "summary.csv", _frame_with(results, "summary", {}).to_csv(index=False))
-    _write_text(out / "curves.csv", _frame_with(results, "curves", {}).to_csv(index=False))
-    _write_text(out / "others.csv", _frame_with(results, "others", {}).to_csv(index=False))
-    _write_text(out / "result.json", run_to_json({name: results}, command))
     from calibdash.reporting.html import report
 
-    _write_text(out / "report.html", report(results, pred, title=title, results_file="result.json", made_by="cli"))
-    return [out / f for f in ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")]
+    out.mkdir(parents=True, exist_ok=True)
+    root = out.resolve()
+    texts = {
+        "summary.csv": csv_text(_frame_with(results, "summary", {})),
+        "curves.csv": csv_text(_frame_with(results, "curves", {})),
+        "others.csv": csv_text(_frame_with(results, "others", {})),
+        "result.json": run_to_json({name: results}, command),
+        "report.html": report(results, pred, title=title, results_file="result.json", made_by="cli"),
+    }
+    for f in OUTPUT_FILES:
+        write_file(_inside(root, out / f), texts[f])
+    return [out / f for f in OUTPUT_FILES]
 
 
 def _prepare_out(path):
@@ -459,16 +569,26 @@ def cmd_evaluate(args):
     _n_jobs(args)  # checks --jobs before any file is read
     if not 0 < args.test_size < 1:
         raise CLIError(f"--test-size must lie strictly between 0 and 1, got {args.test_size}.")
+    check_split(args.test_size, args.folds)  # the limit on folds
     paths = args.predictions
     labels = args.labels or []
     if len(labels) not in (0, 1, len(paths)):
         raise CLIError(f"{len(labels)} --labels files for {len(paths)} prediction files; give one for all, or one per file.")
     labels = labels * len(paths) if len(labels) == 1 else (labels or [None] * len(paths))
     names = _model_names(paths)
-    # Every file is read and checked before the first (long) evaluation starts.
+    # Every file is read and checked, and every output path planned, before the first (long) evaluation starts.
     options = _load_options(args)
     loaded = [_load(p, lab, options) for p, lab in zip(paths, labels)]
-    out = _prepare_out(args.out)
+    full_grids = {notion: resolve(notion, names_, grids or None)[1] for notion, (names_, grids) in plan.items()}
+    for (pred, _), path in zip(loaded, paths):
+        for notion, grids in full_grids.items():
+            try:
+                check_rows(notion, grids, pred.n)
+            except ConfigError as e:
+                raise CLIError(f"{path}: {e}") from None
+    single = len(paths) == 1
+    folders = _plan_outputs(args.out, names, single=single, inputs=[*paths, *(lab for lab in labels if lab)])
+    out = Path(args.out)
     settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.seed, n_jobs=_n_jobs(args))
     progress = Progress(enabled=not args.quiet)
     command = ["python", "-m", "calibdash", *args.argv]
@@ -479,9 +599,8 @@ def cmd_evaluate(args):
                 models[name] = _evaluate_model(name, pred, record, plan, others, settings, progress)
     finally:
         progress.finish()
-    single = len(paths) == 1
     for name, (pred, _) in zip(names, loaded):
-        target = out if single else out / name
+        target = out if single else out / folders[name].name
         files = write_model_outputs(target, name, models[name], pred, command, title=args.title if single else None)
         _say(args, f"{name}:")
         for res in models[name].values():
@@ -494,12 +613,13 @@ def cmd_evaluate(args):
         summary = pd.concat([_frame_with(models[n], "summary", {"model": n}) for n in names], ignore_index=True)
         curves = pd.concat([_frame_with(models[n], "curves", {"model": n}) for n in names], ignore_index=True)
         others_table = pd.concat([_frame_with(models[n], "others", {"model": n}) for n in names], ignore_index=True)
-        _write_text(out / "summary.csv", summary.to_csv(index=False))
-        _write_text(out / "curves.csv", curves.to_csv(index=False))
-        _write_text(out / "others.csv", others_table.to_csv(index=False))
-        _write_text(out / "result.json", run_to_json(models, command))
         preds = {n: pred for n, (pred, _) in zip(names, loaded)}
-        _write_text(out / "report.html", report(models, preds, title=args.title, results_file="result.json", made_by="cli"))
+        texts = {"summary.csv": csv_text(summary), "curves.csv": csv_text(curves), "others.csv": csv_text(others_table),
+                 "result.json": run_to_json(models, command),
+                 "report.html": report(models, preds, title=args.title, results_file="result.json", made_by="cli")}
+        root = out.resolve()
+        for f in OUTPUT_FILES:
+            write_file(_inside(root, out / f), texts[f])
         _say(args, f"comparison: wrote {out / 'summary.csv'}, {out / 'curves.csv'}, {out / 'others.csv'}, {out / 'result.json'}, "
                    f"{out / 'report.html'}")
     return 0
@@ -509,6 +629,8 @@ def cmd_evaluate(args):
 #: The tables ``validate`` writes beside report.html: file name -> RiskValidation attribute.
 VALIDATE_TABLES = {"groups.csv": "groups", "decision_curve.csv": "decision_curve", "sample_size.csv": "sample_size",
                    "curve.csv": "curve", "heterogeneity.csv": "heterogeneity"}
+#: Every file ``validate`` writes, in the order it names them.
+VALIDATE_FILES = ("metrics.csv", "report.html", *VALIDATE_TABLES)
 
 
 def _load_for_validation(args):
@@ -540,10 +662,15 @@ def cmd_validate(args):
 
     if args.n_resamples < 0:
         raise CLIError(f"--n-resamples must be 0 or more, got {args.n_resamples}.")
+    limits.RESAMPLES.check(args.n_resamples, "--n-resamples")
     if args.jobs == 0:
         raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
     pred, positive = _load_for_validation(args)
-    out = _prepare_out(args.out)
+    # every output path checked (inside --out, not a directory, not the input) before the run
+    _plan_outputs(args.out, ["validation"], single=True, inputs=[p for p in (args.predictions, args.labels) if p],
+                  files=VALIDATE_FILES)
+    out = Path(args.out)
+    root = out.resolve()
     progress = Progress(enabled=not args.quiet)
     try:
         v = validate_risk_model(pred, groups=args.groups, positive=positive, n_resamples=args.n_resamples,
@@ -555,12 +682,13 @@ def cmd_validate(args):
         raise
     finally:
         progress.finish()
-    files = [out / "metrics.csv", out / "report.html"] + [out / name for name in VALIDATE_TABLES]
-    _write_text(files[0], metrics_csv(v))
-    _write_text(files[1], validation_report(v, title=args.title, made_by="cli", results_file="metrics.csv",
-                                            predictions=pred))
-    for name, attribute in VALIDATE_TABLES.items():
-        _write_text(out / name, getattr(v, attribute).to_csv(index=False))
+    texts = {"metrics.csv": metrics_csv(v),
+             "report.html": validation_report(v, title=args.title, made_by="cli", results_file="metrics.csv",
+                                              predictions=pred),
+             **{name: csv_text(getattr(v, attribute)) for name, attribute in VALIDATE_TABLES.items()}}
+    files = [out / name for name in VALIDATE_FILES]
+    for name in VALIDATE_FILES:
+        write_file(_inside(root, out / name), texts[name])
     for cls in v.classes:
         _say(args, f"{cls}:" if len(v.classes) == 1 else f"{cls} (against the rest):")
         for item in hierarchy_verdicts(v, cls=cls):
@@ -625,15 +753,65 @@ def _rerun_model(name, olds, pred, args, progress):
     return out
 
 
+#: At most this many recorded paths are listed when rerun asks to confirm them.
+_SHOWN_PATHS = 4
+
+
+def _recorded_paths_message(result, paths):
+    # The paths come from a file that is not verified: shown as Python literals, so that no
+    # control character reaches the terminal.
+    shown = ", ".join(repr(p) for p in paths[:_SHOWN_PATHS])
+    more = f" and {len(paths) - _SHOWN_PATHS} more" if len(paths) > _SHOWN_PATHS else ""
+    return (f"{result} names the data to read: {shown}{more}. A result file can name any file, so rerun reads "
+            "the files it names only when you confirm them: add --use-recorded-paths, or give the data with "
+            "--predictions FILE (and --labels FILE).")
+
+
+def _load_recorded(path, labels, options):
+    """Load a file named by a result file. Before its sha256 is checked nothing read from it is
+    shown: the loader's reasons for a refusal may quote its text (a header, a cell)."""
+    for role, where in (("input", path), ("labels file", labels)):
+        if where is None:
+            continue
+        try:
+            st = os.stat(where)
+        except OSError as e:
+            raise CLIError(f"the recorded {role} {where!r} cannot be opened ({e.strerror or e}); pass its new place "
+                           "with --predictions FILE (and --labels FILE).") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise CLIError(f"the recorded {role} {where!r} is not a regular file; give the data with --predictions FILE.")
+    try:
+        return _load(path, labels, options)
+    except InputError as e:
+        if e.internal:
+            raise
+        raise CLIError(f"the recorded input {path!r} cannot be read as the evaluated data with the recorded loading "
+                       "options (the reason is not shown: it would quote a file that is not verified); give the "
+                       "data with --predictions FILE to see why.") from None
+
+
+def _check_calls(result, models):
+    """Every recorded configuration checked (names, values, limits) before any file is read."""
+    for results in models.values():
+        for notion, old in results.items():
+            try:
+                EvaluationConfig.resolve(**old.config["call"])
+            except ConfigError as e:
+                raise CLIError(f"{result}: the recorded configuration ({notion}) cannot be run: {e}") from None
+
+
 def cmd_rerun(args):
     _n_jobs(args)  # checks --jobs before any file is read
     if args.labels and not args.predictions:
         raise CLIError("--labels is used with --predictions (the recorded labels file is used otherwise).")
+    if args.predictions and args.use_recorded_paths:
+        raise CLIError("--use-recorded-paths reads the files the result names; --predictions replaces them: give one of the two.")
     models = load_run(args.result)
     if args.predictions and len(models) > 1:
         raise CLIError(f"{args.result} holds {len(models)} models; --predictions can only replace the input of one.")
+    _check_calls(args.result, models)
     jobs = []
-    for name, results in models.items():
+    for i, (name, results) in enumerate(models.items()):
         for notion, old in results.items():
             recorded = old.config.get("input") or {}
             # as recorded (a result written before an option existed records none: its default)
@@ -645,21 +823,31 @@ def cmd_rerun(args):
             else:
                 path, labels = recorded.get("predictions"), recorded.get("labels")
                 if not path:
-                    raise CLIError(f"{args.result} does not record its input file ({name}, {notion}); "
+                    raise CLIError(f"{args.result} does not record its input file (model {i + 1}, {notion}); "
                                    "pass it with --predictions FILE (and --labels FILE if separate).")
-                if not Path(path).exists():
-                    raise CLIError(f"the recorded input {path} is missing; pass its new place with --predictions FILE.")
             jobs.append((name, notion, old, path, labels, options))
+    if not args.predictions and not args.use_recorded_paths:
+        named = list(dict.fromkeys(p for job in jobs for p in job[3:5] if p))
+        raise CLIError(_recorded_paths_message(args.result, named))
     loaded = {}
-    for _name, _notion, old, path, labels, options in jobs:
+    for _name, notion, old, path, labels, options in jobs:
         key = (path, labels, options)
         if key not in loaded:
-            loaded[key] = _load(path, labels, {k: (list(v) if isinstance(v, tuple) else v) for k, v in options})
+            given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in options}
+            loaded[key] = _load(path, labels, given) if args.predictions else _load_recorded(path, labels, given)
         pred, _ = loaded[key]
         want = old.config.get("data_sha256")
         if pred.sha256 != want:
             raise CLIError(f"{path} does not hold the evaluated data: its sha256 is {pred.sha256[:16]}..., the "
                            f"result's is {str(want)[:16]}...; the file has changed, or it is another file.")
+        try:
+            check_rows(notion, EvaluationConfig.resolve(**old.config["call"]).full_grids, pred.n)
+        except ConfigError as e:
+            raise CLIError(f"{args.result}: the recorded configuration ({notion}) cannot be run: {e}") from None
+    folders = {}
+    if args.out:
+        inputs = [args.result, *(p for job in jobs for p in job[3:5] if p)]
+        folders = _plan_outputs(args.out, list(models), single=len(models) == 1, inputs=inputs)
     progress = Progress(enabled=not args.quiet)
     new_models, preds, all_diffs = {}, {}, []
     try:
@@ -687,10 +875,11 @@ def cmd_rerun(args):
     finally:
         progress.finish()
     if args.out:
-        out = _prepare_out(args.out)
+        out = Path(args.out)
         command = ["python", "-m", "calibdash", *args.argv]
         for name, results in new_models.items():
-            write_model_outputs(out if len(new_models) == 1 else out / name, name, results, preds[name], command)
+            target = out if len(new_models) == 1 else out / folders[name].name
+            write_model_outputs(target, name, results, preds[name], command)
         _say(args, f"wrote the rerun's files to {out}")
     if all_diffs:
         print(f"calibdash: the rerun differs from {args.result} in {len(all_diffs)} value(s).", file=sys.stderr)
@@ -790,7 +979,7 @@ def build_parser():
                     "One file: DIR/summary.csv, curves.csv, result.json, report.html. Several files: the same in "
                     "DIR/<model>/ per file (model = file name without suffix), plus DIR/summary.csv and curves.csv "
                     "with a 'model' column, DIR/result.json with every model and a comparison report DIR/report.html."),
-        epilog=EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EXAMPLE + "\n" + EXIT_STATUSES + "\n" + LIMITS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
                     help="predicted probabilities or logits: .npy, .npz, .csv, .tsv, .txt or .parquet, with the labels "
@@ -844,21 +1033,30 @@ def build_parser():
     ev.add_argument("--dask-scheduler", metavar="ADDRESS",
                     help="run the tasks on a Dask cluster, e.g. tcp://scheduler:8786 (needs the 'distributed' package); "
                          "the numbers are the same as without it")
-    ev.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
+    ev.add_argument("--out", required=True, metavar="DIR",
+                    help="output directory (created; the files calibdash writes in it are replaced, an input file never: "
+                         "it is refused; nothing is written outside it)")
     ev.add_argument("--title", help="title of the HTML report")
     ev.add_argument("--quiet", action="store_true", help="no progress bar and no summary; errors are still printed")
     ev.set_defaults(func=cmd_evaluate)
 
     rr = sub.add_parser(
         "rerun", help="recompute a result.json from its recorded input and configuration and compare the numbers",
-        description=_wrap("Reload the data recorded in RESULT (a result.json written by 'evaluate', or a result downloaded "
-                    "from the app with --predictions), check that its sha256 is the one recorded, rerun the same "
-                    "configuration and seed, and print whether every number is identical. Exit status 0 when "
-                    "identical, 1 when any number differs, 2 for bad input, 3 for an internal error (a bug)."),
-        epilog=EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=_wrap("Reload the data of RESULT (a result.json written by 'evaluate', or a result downloaded "
+                    "from the app), check that its sha256 is the one recorded, rerun the same configuration and seed, "
+                    "and print whether every number is identical. A result file can name any file, so the data are "
+                    "read from the paths it records only with --use-recorded-paths; otherwise give them with "
+                    "--predictions FILE. RESULT is checked field by field before anything is read (at most "
+                    f"{RESULT_BYTES.default // 10**6} MB: {RESULT_BYTES.variable}). Exit status 0 when identical, 1 when "
+                    "any number differs, 2 for bad input (a damaged or edited RESULT included), 3 for an internal "
+                    "error (a bug)."),
+        epilog=EXIT_STATUSES + "\n" + LIMITS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rr.add_argument("result", metavar="RESULT", help="result.json of an earlier run")
-    rr.add_argument("--predictions", metavar="FILE", help="the predictions file, when it moved or is not recorded")
+    rr.add_argument("--use-recorded-paths", action="store_true",
+                    help="read the predictions (and labels) files at the paths RESULT records; without it, rerun lists "
+                         "them and stops, since a result file can name any file")
+    rr.add_argument("--predictions", metavar="FILE", help="the predictions file, instead of the path RESULT records")
     rr.add_argument("--labels", metavar="FILE", help="its labels file, with --predictions, when separate")
     rr.add_argument("--kind", choices=KINDS, default=None,
                     help="with --predictions: what the numbers are (default: as recorded, else auto)")

@@ -145,7 +145,7 @@ def test_the_literature_estimators_are_chosen_written_and_rerun(tmp_path, lenet_
                          others=others.split(","), n_folds=3, random_state=1)
     pd.testing.assert_frame_equal(run["canonical"].others.drop(columns="seconds"), direct.others.drop(columns="seconds"),
                                   check_exact=True)
-    assert run_cli("rerun", out / "result.json", "--quiet").returncode == 0
+    assert run_cli("rerun", out / "result.json", "--use-recorded-paths", "--quiet").returncode == 0
     none = tmp_path / "none"
     run_cli("evaluate", LENET, *SMALL_ARGS, "--others", "none", "--out", none, "--quiet", check=0)
     assert pd.read_csv(none / "others.csv").empty
@@ -155,7 +155,7 @@ def test_the_literature_estimators_are_chosen_written_and_rerun(tmp_path, lenet_
 @pytest.mark.shared_data
 def test_rerun_reproduces_every_number(lenet_run):
     out, _ = lenet_run
-    proc = run_cli("rerun", out / "result.json", "--jobs", "2", check=0)
+    proc = run_cli("rerun", out / "result.json", "--use-recorded-paths", "--jobs", "2", check=0)
     assert proc.stdout.count("identical") == 2, proc.stdout
 
 
@@ -178,7 +178,7 @@ def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path)
     assert 'id="comparison"' in html and html.count("plotly.js v") == 1
     assert set(load_run(out / "result.json")) == {"model_a", "model_b"}
     # the joint result.json reruns both models
-    proc = run_cli("rerun", out / "result.json", check=0)
+    proc = run_cli("rerun", out / "result.json", "--use-recorded-paths", check=0)
     assert proc.stdout.count("identical") == 2
 
     # a changed number is found and printed, with exit status 1
@@ -187,7 +187,7 @@ def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path)
     table["data"][0][table["columns"].index("val_risk")] *= 1 + 1e-9
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(obj))
-    proc = run_cli("rerun", tampered, check=1)
+    proc = run_cli("rerun", tampered, "--use-recorded-paths", check=1)
     assert "val_risk" in proc.stdout and "1 difference" in proc.stdout, proc.stdout
     assert "differs" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -443,7 +443,7 @@ def test_column_mapping_flags_are_recorded_and_rerun(tmp_path, capsys):
     assert res.config["data_sha256"] == want.sha256 and recorded
     assert "malignant" in (out / "report.html").read_text()
     capsys.readouterr()
-    assert main(["rerun", str(out / "result.json"), "--quiet"]) == 0, capsys.readouterr().err
+    assert main(["rerun", str(out / "result.json"), "--use-recorded-paths", "--quiet"]) == 0, capsys.readouterr().err
     # --class-names says the same in column order (negative, positive)
     assert main(["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", "--class-names",
                  "benign,malignant", *small]) == 0

@@ -233,8 +233,8 @@ def test_the_tests_mirror_the_package():
     assert folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli, jobs) and the package-wide ones
-    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_jobs.py", "test_package.py", "test_pinned.py",
-                     "test_contributing.py"}, loose
+    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_jobs.py", "test_package.py",
+                     "test_pinned.py", "test_contributing.py", "test_hardening.py"}, loose
 
 
 @pytest.mark.slow

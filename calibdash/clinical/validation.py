@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from calibdash import limits
 from calibdash.clinical import measures
 from calibdash.clinical.loess import loess_fit
 from calibdash.clinical.logistic import calibration_in_the_large, calibration_slope, heterogeneity_test
@@ -48,7 +49,6 @@ __all__ = [
     "METRICS",
     "MAX_GROUPS",
     "MIN_GROUP_EVENTS",
-    "MAX_RESAMPLES",
     "THRESHOLDS",
     "RiskValidation",
     "validate_risk_model",
@@ -74,9 +74,6 @@ MAX_GROUPS = 20
 # interval is several units wide and loess follows single rows. Such groups are listed, flagged,
 # and left out of the metrics and of the heterogeneity tests.
 MIN_GROUP_EVENTS = 10
-# Beyond this the bootstrap's Monte Carlo error is negligible beside the sampling error, and the
-# run would only take longer.
-MAX_RESAMPLES = 100_000
 # Resamples per unit of work (and of progress) of the bootstrap.
 CHUNK = 100
 # Thresholds of the decision curve (Vickers & Elkin 2006), 0.01 to 0.99.
@@ -534,9 +531,9 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
     -------
     RiskValidation
     """
-    if not isinstance(n_resamples, numbers.Integral) or isinstance(n_resamples, bool) \
-            or not 0 <= n_resamples <= MAX_RESAMPLES:
-        raise ConfigError(f"n_resamples must be a whole number from 0 to {MAX_RESAMPLES}; got {n_resamples!r}.")
+    if not isinstance(n_resamples, numbers.Integral) or isinstance(n_resamples, bool) or n_resamples < 0:
+        raise ConfigError(f"n_resamples must be a whole number of at least 0; got {n_resamples!r}.")
+    limits.RESAMPLES.check(n_resamples, "n_resamples")
     if not isinstance(random_state, numbers.Integral) or isinstance(random_state, bool):
         raise ConfigError(f"random_state must be a whole number; got {random_state!r}.")
     if not 0.5 <= level < 1:

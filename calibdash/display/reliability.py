@@ -17,6 +17,7 @@ from calibdash.core import notions
 from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import binning
 from calibdash.estimators.registry import REGISTRY
+from calibdash.limits import RESAMPLES
 from calibdash.metrics.ece import bootstrap_counts, check_bandwidth, kde_problem_ece, kde_sums, kde_support, silverman_bandwidth
 
 STRATEGIES = ("uniform", "quantile")
@@ -96,6 +97,9 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
         (NaN for empty bins). Attribute ``attrs["ece"]`` holds the binned top-label
         ECE (count-weighted mean ``|gap|``).
     """
+    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
+        raise ConfigError(f"n_boot must be 0 (no band) or a positive whole number, got {n_boot!r}.")
+    RESAMPLES.check(int(n_boot), "the bootstrap band")
     conf = np.asarray(conf, dtype=np.float64).ravel()
     correct = np.asarray(correct, dtype=np.float64).ravel()
     if conf.shape != correct.shape:
@@ -262,6 +266,7 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
         raise ConfigError(f"grid must be a whole number of at least 2 points, got {grid!r}.")
     if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0 or n_boot == 1:
         raise ConfigError(f"n_boot must be 0 (no band) or a whole number of at least 2, got {n_boot!r}.")
+    RESAMPLES.check(int(n_boot), "the bootstrap band")
     if not 0 < level < 1:
         raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9 for a 90% band), got {level!r}.")
     if notion == "top-label":

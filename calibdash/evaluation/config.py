@@ -11,13 +11,15 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 import numbers
 from dataclasses import dataclass
 
 from calibdash.core.notions import check_notion
 from calibdash.errors import ConfigError
 from calibdash.estimators import make_estimator
-from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, N_BINS, REGISTRY, available_estimators
+from calibdash.limits import FOLDS, GRID_COMBINATIONS, GRID_VALUES
 
 
 def resolve(notion, estimators=None, grids=None):
@@ -38,6 +40,13 @@ def resolve(notion, estimators=None, grids=None):
     -------
     names : list of str
     full_grids : dict  ``{name: {param: [values]}}``
+
+    Raises
+    ------
+    ConfigError
+        For an unknown name or value, or a grid over :data:`calibdash.limits.GRID_VALUES`
+        values of a parameter or :data:`calibdash.limits.GRID_COMBINATIONS` combinations,
+        checked before any estimator is built.
     """
     check_notion(notion)
     names = list(DEFAULT_ESTIMATORS[notion] if estimators is None else estimators)
@@ -65,7 +74,9 @@ def resolve(notion, estimators=None, grids=None):
             values = list(values) if isinstance(values, (list, tuple)) else [values]
             if not values:
                 raise ConfigError(f"The grid of {name!r} gives no values for {param!r}.")
+            GRID_VALUES.check(len(values), f"the {param} grid of {name!r}")
             grid[param] = values
+        GRID_COMBINATIONS.check(math.prod(len(v) for v in grid.values()), f"the grid of {name!r}")
         # make_estimator checks names and every value (raising with the valid choices)
         for combo in combinations(grid):
             make_estimator(REGISTRY[name].family, notion=notion, **combo)
@@ -74,11 +85,38 @@ def resolve(notion, estimators=None, grids=None):
 
 
 def check_split(test_size, n_folds):
-    """Raise :class:`ConfigError` unless the holdout fraction and the fold count can be used."""
+    """Raise :class:`ConfigError` unless the holdout fraction and the fold count can be used
+    (at least 2 folds, at most :data:`calibdash.limits.FOLDS`)."""
     if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
         raise ConfigError(f"test_size must lie strictly between 0 and 1, got {test_size!r}.")
     if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
         raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
+    FOLDS.check(int(n_folds), "the cross-validation")
+
+
+def check_rows(notion, full_grids, n):
+    """Raise :class:`ConfigError` if a grid asks for more bins than the data have rows.
+
+    Checked once the data are known and before any work: a bin count is allocated as it
+    is given (``n_bins=10**12`` would exhaust the memory), and bins beyond the number of
+    rows are empty anyway. The registry's default values are always allowed (they are
+    bounded, and a small data set keeps the paper's grid).
+
+    Parameters
+    ----------
+    notion : str
+    full_grids : dict
+        ``{name: {param: [values]}}``, as :func:`resolve` returns them.
+    n : int
+        The number of rows of the data.
+    """
+    for name, grid in full_grids.items():
+        defaults = set(REGISTRY[name].default_grid(notion).get(N_BINS.name, ())) if name in REGISTRY else set()
+        too_many = [v for v in grid.get(N_BINS.name, ())
+                    if isinstance(v, numbers.Integral) and v > n and v not in defaults]
+        if too_many:
+            raise ConfigError(f"{name!r}: {N_BINS.name}={max(too_many)} is more bins than the data's {n:,} rows; "
+                              f"give at most {n:,} bins.")
 
 
 @dataclass(frozen=True)
@@ -132,6 +170,11 @@ class EvaluationConfig:
         return cls(notion, tuple(names), frozen, tuple(resolve_others(notion, others)), float(test_size), int(n_folds),
                    int(random_state))
 
+    def check_rows(self, n):
+        """Raise :class:`ConfigError` if a grid asks for more bins than ``n``, the data's rows
+        (:func:`check_rows`)."""
+        check_rows(self.notion, self.full_grids, n)
+
     def grid(self, name):
         """``{parameter: [values]}`` searched for estimator ``name``."""
         for estimator, params in self.grids:
@@ -175,4 +218,4 @@ def combinations(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["EvaluationConfig", "check_split", "resolve", "combinations", "config_fingerprint"]
+__all__ = ["EvaluationConfig", "check_split", "check_rows", "resolve", "combinations", "config_fingerprint"]

@@ -7,6 +7,7 @@ import re
 
 from calibdash.errors import ConfigError
 from calibdash.estimators.registry import parameter
+from calibdash.limits import GRID_VALUES
 
 
 def format_grid(values):
@@ -44,12 +45,14 @@ def parse_grid_text(text, param):
     Raises
     ------
     ConfigError
-        (a ``ValueError``) with a message naming the offending entry.
+        (a ``ValueError``) with a message naming the offending entry, or the limit on the
+        number of values (:data:`calibdash.limits.GRID_VALUES`), checked before any value is read.
     """
     if not isinstance(text, str) or not text.strip():
         raise ConfigError(f"Give at least one value for {param}.")
     # Any white space separates too: the app's grid boxes are text areas, where a line break may fall.
     tokens = [t for t in re.split(r"[,;\s]+", text) if t]
+    GRID_VALUES.check(len(tokens), f"the grid of {param}")
     described = parameter(param)
     words = set(described.choices) if described else set()
     integer = described is not None and described.kind == "integer"

@@ -501,6 +501,8 @@ def evaluate_notions(
     configs = [EvaluationConfig.resolve(nt, estimators=estimators[nt], grids=grids[nt], others=others[nt],
                                         test_size=test_size, n_folds=n_folds, random_state=random_state) for nt in notions]
     P, y = validate(P, y)
+    for config in configs:
+        config.check_rows(len(y))
     test, folds = make_split(len(y), test_size, n_folds, random_state)
     runs = [_NotionRun(P, y, config, test, folds, keep_models) for config in configs]
     many = len(runs) > 1

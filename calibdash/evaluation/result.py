@@ -11,6 +11,7 @@ import pandas as pd
 
 from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
 from calibdash.errors import ConfigError, InputError
+from calibdash.evaluation import schema
 from calibdash.evaluation.advice import GridEdge
 
 # The columns of the literature's rows (``EvaluationResult.others``).
@@ -284,22 +285,27 @@ def results_to_json(models, command=None, indent=None):
 def results_from_json(text, name=UNNAMED):
     """``({model name: [EvaluationResult]}, command)`` from a result file's text. A model
     written without a name (under ``"model"``, as :meth:`EvaluationResult.to_json` writes
-    it), and a single result in the old format, are model ``name``."""
-    try:
-        obj = json.loads(text)
-    except (TypeError, ValueError) as e:
-        raise InputError(f"This is not a calibdash result file: it is not valid JSON ({e}).") from None
+    it), and a single result in the old format, are model ``name``.
+
+    The text is parsed within the limits on its size and nesting, and every field read
+    from it is checked before anything is rebuilt (:mod:`calibdash.evaluation.schema`);
+    anything else is refused with an :class:`~calibdash.errors.InputError`.
+    """
+    obj = schema.parse_json(text)
     kind = obj.get("format") if isinstance(obj, dict) else None
     if kind not in (FORMAT, _RUN_FORMAT, _RESULT_FORMAT):
         raise InputError("This JSON file is not a calibdash evaluation result.")
     expected = {FORMAT: VERSION, _RUN_FORMAT: _RUN_VERSION, _RESULT_FORMAT: _RESULT_VERSION}[kind]
-    if obj.get("version") != expected:
-        raise InputError(f"Result format version {obj.get('version')!r} is not supported (expected {expected}): "
+    if obj.get("version") != expected or isinstance(obj.get("version"), bool):
+        shown = obj.get("version") if isinstance(obj.get("version"), int) else "(not a number)"
+        raise InputError(f"Result format version {shown} is not supported (expected {expected}): "
                          "it was written by an older calibdash; evaluate the data again.")
+    schema.check_file(obj, "single" if kind == _RESULT_FORMAT else "models")
     try:
         if kind == _RESULT_FORMAT:
             return {name: [EvaluationResult.from_dict(obj)]}, None
         return ({name if model == UNNAMED else model: [EvaluationResult.from_dict(r) for r in notions.values()]
                  for model, notions in obj["models"].items()}, obj.get("command"))
-    except (KeyError, TypeError, AttributeError) as e:
-        raise InputError(f"This calibdash result file is damaged ({type(e).__name__}: {e}).") from None
+    except (KeyError, TypeError, AttributeError, ValueError, OverflowError) as e:
+        # e.g. text in a column of numbers: the message names the kind of damage, not the file's text
+        raise InputError(f"This calibdash result file is damaged: a table cannot be rebuilt ({type(e).__name__}).") from None

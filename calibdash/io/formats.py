@@ -25,6 +25,7 @@ import io
 import math
 import os
 import re
+import stat
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ import numpy as np
 
 from calibdash.display.text import quoted, user
 from calibdash.errors import InputError, LoadNote, LoadWarning
+from calibdash.limits import TABLE_COLUMNS
 
 __all__ = [
     "LABEL_COLUMN_NAMES",
@@ -49,6 +51,7 @@ __all__ = [
     "read_table",
     "is_table",
     "read_blob",
+    "read_regular_file",
     "parse_predictions",
     "parse_labels",
 ]
@@ -200,8 +203,74 @@ def is_file_source(obj):
     )
 
 
+#: What a path that is not a regular file is, as the loader's refusal says it.
+_FILE_TYPES = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISCHR, "a character device"),
+               (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _not_regular(mode):
+    return next((what for test, what in _FILE_TYPES if test(mode)), "not a regular file")
+
+
+def read_regular_file(path, *, max_bytes, too_big, what="a predictions file"):
+    """The bytes of the regular file at ``path``, refused before reading if larger than ``max_bytes``.
+
+    Only regular files are read: a named pipe would block for ever, a device such as
+    ``/dev/zero`` never ends, a directory is not data. The type is checked on the path
+    before it is opened, and again on the open descriptor (opened without blocking), so
+    that a path swapped in between cannot slip through.
+
+    Parameters
+    ----------
+    path : path-like
+    max_bytes : int
+    too_big : callable
+        ``too_big(size, exact)`` returns the exception for a file over ``max_bytes``
+        (``exact`` is False when the size is known only to exceed the limit).
+    what : str
+        What the caller expects at ``path``, for the refusal of anything else.
+
+    Raises
+    ------
+    InputError
+        For a missing path, one that is not a regular file, or one that cannot be read.
+    """
+    path = Path(os.fsdecode(path))
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise InputError(
+            f"{user(path)}: no such file. Check the path (relative paths start from {user(Path.cwd())})."
+        ) from None
+    except OSError as e:
+        raise InputError(f"cannot open {user(path)}: {e.strerror or e}. Check the path.") from None
+    if not stat.S_ISREG(st.st_mode):
+        hint = f"; give the path of {what} in it" if stat.S_ISDIR(st.st_mode) else f"; give the path of {what}"
+        raise InputError(f"{user(path)} is {_not_regular(st.st_mode)}, not a regular file{hint}.")
+    if st.st_size > max_bytes:
+        raise too_big(st.st_size, True)
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as e:
+        raise InputError(f"cannot read {user(path)}: {e.strerror or e}.") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):  # replaced since the check above
+            raise InputError(f"{user(path)} is {_not_regular(mode)}, not a regular file; give the path of {what}.")
+        try:
+            data = f.read(max_bytes + 1)
+        except OSError as e:
+            raise InputError(f"cannot read {user(path)}: {e.strerror or e}.") from None
+    if len(data) > max_bytes:  # it grew since the check above
+        raise too_big(len(data), False)
+    return data
+
+
 def read_blob(obj, *, name, default_name, max_bytes):
-    """Read a path, bytes or file-like object into memory, enforcing ``max_bytes``."""
+    """Read a path, bytes or file-like object into memory, enforcing ``max_bytes``.
+
+    A path must name a regular file (:func:`read_regular_file`).
+    """
     if isinstance(obj, (str, os.PathLike)):
         if isinstance(obj, str) and ("\n" in obj or len(obj) > 4096):
             raise InputError(
@@ -210,24 +279,9 @@ def read_blob(obj, *, name, default_name, max_bytes):
             )
         path = Path(os.fsdecode(obj))
         shown = user(name or path.name or str(path))
-        try:
-            st = path.stat()
-        except FileNotFoundError:
-            raise InputError(
-                f"{user(path)}: no such file. Check the path (relative paths start from "
-                f"{user(Path.cwd())})."
-            ) from None
-        except OSError as e:
-            raise InputError(f"cannot open {user(path)}: {e.strerror or e}. Check the path.") from None
-        if path.is_dir():
-            raise InputError(f"{user(path)} is a directory; give the path of a predictions file in it.")
-        if st.st_size > max_bytes:
-            raise _too_big(shown, st.st_size, max_bytes)
-        try:
-            with open(path, "rb") as f:
-                data = f.read(max_bytes + 1)
-        except OSError as e:
-            raise InputError(f"cannot read {user(path)}: {e.strerror or e}.") from None
+        data = read_regular_file(path, max_bytes=max_bytes,
+                                 too_big=lambda size, exact: _too_big(shown, size, max_bytes, exact=exact),
+                                 what="a labels file" if default_name == "the labels data" else "a predictions file")
         suffix_from = path.name
     elif isinstance(obj, (bytes, bytearray, memoryview)):
         data = bytes(obj)
@@ -633,16 +687,66 @@ def decode_text(v, where):
 # --------------------------------------------------------------------------- text tables
 
 
+# Found in the raw bytes with start and end positions, never by splitting: a file may be a
+# single line of hundreds of megabytes, and one Python string per field of it would take gigabytes.
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")  # bytes.splitlines' line breaks
+_VISIBLE = re.compile(rb"[^ \t\n\r\x0b\x0c]")  # what bytes.strip() keeps
+_FIELD = re.compile(rb"[^ \t\n\r\x0b\x0c]+")
+_TWO_FIELDS = re.compile(rb"[^ \t\n\r\x0b\x0c][ \t\x0b\x0c]+[^ \t\n\r\x0b\x0c]")
+
+
 def _first_nonblank_line(data):
-    """(0-based physical line index, raw bytes) of the first non-blank line."""
-    for chunk in (data[:65536], data):
-        lines = chunk.splitlines()
-        # With a prefix, the last line may be cut; only trust complete ones.
-        usable = lines if chunk is data else lines[:-1]
-        for idx, line in enumerate(usable):
-            if line.strip():
-                return idx, line
-    return None, None
+    """(0-based physical line index, start, end) of the first non-blank line of ``data``."""
+    idx, pos = 0, 0
+    while pos <= len(data):
+        brk = _LINE_BREAK.search(data, pos)
+        end = brk.start() if brk else len(data)
+        if _VISIBLE.search(data, pos, end):
+            return idx, pos, end
+        if brk is None:
+            break
+        idx, pos = idx + 1, brk.end()
+    return None, None, None
+
+
+def _count_lines(data):
+    """Lines of ``data``: its line breaks, plus a last line without one."""
+    breaks = data.count(b"\n") or data.count(b"\r")
+    return breaks + (not data.endswith((b"\n", b"\r")))
+
+
+def _count_fields(data, start, end, delim, limit):
+    """Fields of the line ``data[start:end]`` counted on the raw bytes, up to ``limit + 1``
+    (a delimiter inside quotes counts too: an upper bound)."""
+    if delim != "whitespace":
+        return data.count(delim.encode(), start, end) + 1
+    count = 0
+    for _ in _FIELD.finditer(data, start, end):
+        count += 1
+        if count > limit:
+            break
+    return count
+
+
+def _check_utf8(data, name):
+    """Raise unless ``data`` is UTF-8, decoding it in pieces (the whole text at once would
+    double the memory of a large file)."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view, step = memoryview(data), 2**24
+    try:
+        for i in range(0, len(data), step):
+            decoder.decode(view[i : i + step], final=i + step >= len(data))
+    except UnicodeDecodeError:
+        try:
+            data.decode("utf-8")  # for the position of the first bad byte
+        except UnicodeDecodeError as e:
+            line = data.count(b"\n", 0, e.start) + 1
+            raise InputError(
+                f"{name} is not UTF-8 text (undecodable byte at line {line}); save it as "
+                f"UTF-8 CSV, or use {_FORMATS_HELP}."
+            ) from None
 
 
 def _is_number(s):
@@ -653,16 +757,17 @@ def _is_number(s):
     return "_" not in s  # Python accepts 1_000; pandas does not
 
 
-def _sniff_delimiter(line, suffix):
+def _sniff_delimiter(data, start, end, suffix):
+    """The delimiter of the line ``data[start:end]``, from its raw bytes."""
     if suffix == ".tsv" or suffix == ".tab":
         return "\t"
-    counts = {d: line.count(d) for d in (",", "\t", ";")}
+    counts = {d: data.count(d.encode(), start, end) for d in (",", "\t", ";")}
     if suffix == ".csv" and counts[","]:
         return ","
     best = max(counts, key=counts.get)
     if counts[best]:
         return best
-    if len(line.split()) > 1:
+    if _TWO_FIELDS.search(data, start, end):
         return "whitespace"  # np.savetxt's default
     return ","
 
@@ -710,19 +815,19 @@ def _read_text(blob, *, header, label_column, labels_separate, max_memory_bytes,
     import pandas as pd
 
     data = blob.data
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = data[: e.start].count(b"\n") + 1
-        raise InputError(
-            f"{blob.name} is not UTF-8 text (undecodable byte at line {line}); save it as "
-            f"UTF-8 CSV, or use {_FORMATS_HELP}."
-        ) from None
-    hdr_idx, first = _first_nonblank_line(data)
-    if first is None:
+    _check_utf8(data, blob.name)
+    hdr_idx, start, end = _first_nonblank_line(data)
+    if start is None:
         raise InputError(f"{blob.name} is empty; it holds no predictions.")
-    first = first.decode("utf-8").lstrip("\ufeff")
-    delim = _sniff_delimiter(first, blob.suffix)
+    delim = _sniff_delimiter(data, start, end, blob.suffix)
+    # Counted before the line is split: parsing a line of millions of fields takes gigabytes.
+    limit = TABLE_COLUMNS.value
+    count = _count_fields(data, start, end, delim, limit)
+    if count > limit:
+        n_lines = _count_lines(data)
+        raise InputError(TABLE_COLUMNS.message(
+            count, f"{blob.name} ({n_lines:,} line{'s' if n_lines != 1 else ''}): its line {hdr_idx + 1}", limit))
+    first = data[start:end].decode("utf-8").lstrip("\ufeff")
     try:
         fields = [f.strip() for f in _split_fields(first, delim)]
     except csv.Error as e:
@@ -750,16 +855,19 @@ def _read_text(blob, *, header, label_column, labels_separate, max_memory_bytes,
         has_header = any(f and not _is_number(f) for j, f in enumerate(fields) if j != li)
 
     # Extrapolate the line count from the first MiB: counting every line break of a
-    # large file costs as much as a tenth of the parse, for a coarse guard.
+    # large file costs as much as a tenth of the parse, for a coarse guard. The lines are
+    # counted exactly when the guess is over the budget, before refusing.
     sample = data[: 2**20]
     per_byte = (sample.count(b"\n") or sample.count(b"\r") or 1) / len(sample)
-    est_rows = int(per_byte * len(data)) + 1
-    if est_rows * max(m, 1) * 8 > max_memory_bytes:
-        raise InputError(
-            f"{blob.name} has about {est_rows:,} lines of {m} fields, which would need about "
-            f"{_fmt_bytes(est_rows * m * 8)} as float64, over the memory budget of "
-            f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows or raise max_memory_bytes=..."
-        )
+    rows = _count_lines(data) if len(sample) == len(data) else int(per_byte * len(data)) + 1
+    if rows * max(m, 1) * 8 > max_memory_bytes:
+        rows = _count_lines(data)
+        if rows * max(m, 1) * 8 > max_memory_bytes:
+            raise InputError(
+                f"{blob.name} has {rows:,} line{'s' if rows != 1 else ''} of {_fields(m)}, which would need about "
+                f"{_fmt_bytes(rows * m * 8)} as float64, over the memory budget of "
+                f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows or raise max_memory_bytes=..."
+            )
 
     lines = _LineMap(data, hdr_idx if has_header else None)
     kwargs = dict(

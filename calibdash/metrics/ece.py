@@ -68,6 +68,7 @@ import scipy.sparse as sp
 from calibdash.core import notions
 from calibdash.errors import ConfigError
 from calibdash.estimators import binning
+from calibdash.limits import RESAMPLES
 
 __all__ = [
     "ECE_NOTIONS",
@@ -393,6 +394,7 @@ def ece_by_name(name, P, y, *, notion="top-label"):
 def _check_n_boot(n_boot):
     if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
         raise ConfigError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
+    RESAMPLES.check(int(n_boot), "the bootstrap")
     return int(n_boot)
 
 

@@ -28,6 +28,7 @@ from scipy.stats import norm
 from calibdash.core.notions import validate
 from calibdash.core.simplex import one_hot, sample_labels
 from calibdash.errors import ConfigError, InputError
+from calibdash.limits import RESAMPLES
 from calibdash.metrics.ece import bootstrap_counts
 
 __all__ = ["skce", "calibration_test", "SKCEEstimate", "CalibrationTest", "median_bandwidth"]
@@ -576,6 +577,7 @@ def calibration_test(
     if method != "asymptotic":
         if isinstance(n_resamples, bool) or not isinstance(n_resamples, (int, np.integer)) or n_resamples < 1:
             raise ConfigError(f"n_resamples must be a positive integer (e.g. 1000), got {n_resamples!r}.")
+        RESAMPLES.check(int(n_resamples), f"the {method} test")
         if estimator in ("biased", "unbiased"):
             _refuse_large(n, f"{method} test of the {estimator} estimator")
     rng = np.random.default_rng(random_state)

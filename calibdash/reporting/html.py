@@ -16,7 +16,6 @@ import html
 import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -28,6 +27,7 @@ from calibdash.display.verdict import verdict
 from calibdash.display.views import per_class_view, top_label_view
 from calibdash.errors import InputError
 from calibdash.evaluation.evaluations import Evaluations
+from calibdash.io.export import write_file
 from calibdash.io.loading import Predictions
 from calibdash.reporting.references import references_for
 
@@ -259,8 +259,9 @@ def _rerun_text(results_file, made_by):
     if made_by != "python" and not results_file:
         raise InputError(f"made_by={made_by!r} needs results_file, the name of the result file that goes with the report.")
     if made_by == "cli":
-        return (f"<p>To rerun to the same numbers: <code>python -m calibdash rerun {_e(results_file)}</code> on the result "
-                "file written beside this report (it records the input files), or in Python ")
+        return (f"<p>To rerun to the same numbers: <code>python -m calibdash rerun {_e(results_file)} --use-recorded-paths"
+                "</code> on the result file written beside this report (it records the input files; the option confirms "
+                "that they may be read), or in Python ")
     if made_by == "app":
         return ("<p>To rerun to the same numbers: save the Results page's download \"Full results (JSON)\", "
                 f"<code>{_e(results_file)}</code>, and run <code>python -m calibdash rerun {_e(results_file)} --predictions "
@@ -539,7 +540,7 @@ def _document(title, nav, body, figs, path):
         f"{body[0]}<nav><ul>{''.join(nav)}</ul></nav>{''.join(body[1:])}</body></html>\n"
     )
     if path is not None:
-        Path(path).write_text(doc, encoding="utf-8")
+        write_file(path, doc)  # whole or not at all
     return doc
 
 

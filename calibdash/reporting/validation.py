@@ -23,6 +23,7 @@ from calibdash.clinical.sample_size import MIN_EVENTS
 from calibdash.clinical.validation import MIN_GROUP_EVENTS
 from calibdash.display import clinical as dc
 from calibdash.errors import InputError
+from calibdash.io.export import csv_text
 from calibdash.reporting.html import MADE_BY
 from calibdash.reporting.references import REFERENCES, VALIDATION_REFERENCES
 
@@ -72,7 +73,7 @@ def metrics_csv(v):
     The one place the metrics are written as CSV (the app's download and the command line's
     ``metrics.csv``).
     """
-    return v.metrics.to_csv(index=False)
+    return csv_text(v.metrics)
 
 
 # ----------------------------------------------------------------------------- html bits

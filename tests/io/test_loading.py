@@ -580,7 +580,7 @@ REFUSALS = [
     ("configurable budget", lambda t: ((_npy(t, _P), _Y), {"max_memory_bytes": 400}),
      ["p.npy declares shape (20, 3) of float64", "memory budget of 400 bytes"]),
     ("csv over budget", lambda t: ((_csv(t, _good_lines()),), {"max_memory_bytes": 100}),
-     ["x.csv has about", "memory budget of 100 bytes"]),
+     ["x.csv has 21 lines of 4 fields", "memory budget of 100 bytes"]),
     ("truncated npy", lambda t: ((_file(t, "p.npy", _npy_bytes(_P)[:300]), _Y), {}),
      ["p.npy is truncated", "shape (20, 3)"]),
     ("negative dimension", lambda t: ((_file(t, "p.npy", _npy_header_only((-5, 3))), _Y), {}),

@@ -242,7 +242,7 @@ def test_provenance_names_the_result_file_its_caller_offers(model):
     assert "Full results (JSON)" in app and "rerun results_sim_seed4.json --predictions FILE" in app
     assert "result.json" not in app and "written beside this report" not in app
     cli = report(results, pred, results_file="result.json", made_by="cli")
-    assert "rerun result.json</code> on the result file written beside this report" in cli
+    assert "rerun result.json --use-recorded-paths</code> on the result file written beside this report" in cli
     assert "Full results (JSON)" not in cli
     python = report(results, pred)
     assert "Evaluations.of(results).to_json()" in python and "result.json" not in python

@@ -83,3 +83,18 @@ def test_csv_round_trips(validation):
 
 def test_exported():
     assert cd.validation_report is validation_report
+
+
+def test_metrics_csv_neutralises_formula_like_group_names():
+    rng = np.random.default_rng(5)
+    p = rng.uniform(0.05, 0.95, 400)
+    y = (rng.random(400) < p).astype(int)
+    groups = np.where(np.arange(400) % 2, "=HYPERLINK(\"http://x\")", "@SUM(A1)")
+    v = cd.validate_risk_model(p, y, groups=groups, n_resamples=0, calibration_error=False)
+    text = metrics_csv(v)
+    cells = [c for line in text.splitlines() for c in line.split(",")]
+    assert not any(c.lstrip('"').startswith(("=", "@", "+")) for c in cells), text[:500]
+    back = pd.read_csv(io.StringIO(text))
+    assert set(back["group"].dropna()) == {"'=HYPERLINK(\"http://x\")", "'@SUM(A1)"}
+    # numbers are untouched (a negative calibration-in-the-large stays a number)
+    assert back["estimate"].to_numpy() == pytest.approx(v.metrics["estimate"].to_numpy(), nan_ok=True)
