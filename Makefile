@@ -56,6 +56,7 @@ bench: $(DEV_STAMP)
 	$(PY) bench/bench_core.py
 	$(PY) bench/bench_loading.py
 	$(PY) bench/bench_literature.py
+	$(PY) bench/bench_clinical.py
 	$(PY) bench/bench_pipeline.py fold cifar100 scaling
 
 bench-large: $(DEV_STAMP)
