@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from _report import SHARED_DATA, write_section  # noqa: E402
 
-from tests.e2e.browser import launch, new_session, streamlit_server  # noqa: E402
+from tests.e2e.browser import launch, new_session, streamlit_server, upload_data  # noqa: E402
 
 REPEATS = 3
 DATA = SHARED_DATA / "cifar100_wrn16-4.npz"
@@ -32,12 +32,7 @@ def one_run(browser, url, seed):
     context, w = new_session(browser, url, height=1000)  # the demo analysis is not timed
     page = w.page
     t0 = time.perf_counter()
-    w.goto_page("Data")
-    page.locator(".st-key-source").get_by_text("Upload my predictions").click()
-    w.wait_idle()
-    page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(DATA))
-    page.get_by_text("In use: " + DATA.name).wait_for(timeout=60_000)
-    w.wait_idle()
+    upload_data(w, DATA)
     t_upload = time.perf_counter() - t0
     w.goto_page("Evaluate")
     seed_box = page.locator(".st-key-cfg__seed input")

@@ -42,7 +42,7 @@ from calibdash import limits
 from calibdash.clinical import measures
 from calibdash.clinical.loess import loess_fit
 from calibdash.clinical.logistic import calibration_in_the_large, calibration_slope, heterogeneity_test
-from calibdash.clinical.sample_size import sample_size_table
+from calibdash.clinical.sample_size import MIN_EVENTS, sample_size_table
 from calibdash.errors import ConfigError, InputError
 
 __all__ = [
@@ -457,8 +457,6 @@ def _group_status(events, non_events):
         which = "events" if events <= non_events else "non-events"
         return "too small", (f"not judged: {fewest} {which}, at least {MIN_GROUP_EVENTS} are needed to estimate "
                              "calibration at all")
-    from calibdash.clinical.sample_size import MIN_EVENTS
-
     if fewest < MIN_EVENTS:
         which = "events" if events <= non_events else "non-events"
         return "imprecise", (f"imprecise: {fewest} {which}, fewer than the {MIN_EVENTS} recommended for "

@@ -11,6 +11,18 @@ _RUN = ElementTree.run  # every run goes through it: AppTest.run and each widget
 WAIT_SECONDS = 600
 
 
+def no_exception(at):
+    """The app ran without an uncaught exception (the test fails with their messages)."""
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def go(at, page):
+    """Switch the AppTest ``at`` to ``page`` (a path such as "app_pages/data.py") and run it."""
+    at.switch_page(page).run()
+    no_exception(at)
+    return at
+
+
 def pending(at):
     return bool(at.session_state["jobs"]) if "jobs" in at.session_state else False
 

@@ -11,14 +11,12 @@ from streamlit.testing.v1 import AppTest
 import calibdash
 from calibdash.lab.simulation import dirichlet_simulation
 
+from .conftest import go, no_exception
+
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = ["app_pages/data.py", "app_pages/evaluate.py", "app_pages/results.py", "app_pages/reliability.py"]
-
-
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.fixture
@@ -34,12 +32,6 @@ def small_csv(n=800, d=3, seed=3):
     df = pd.DataFrame(sim.probs, columns=[f"p{k}" for k in range(d)])
     df["label"] = sim.labels
     return df.to_csv(index=False).encode()
-
-
-def go(at, page):
-    at.switch_page(page).run()
-    no_exception(at)
-    return at
 
 
 def upload(at, content, name, labels=None):

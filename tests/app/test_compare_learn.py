@@ -13,26 +13,18 @@ from calibdash.lab import studies as lab
 from calibdash.lab.demo import load_demo
 from calibdash.lab.simulation import dirichlet_simulation
 
+from .conftest import go, no_exception
+
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 COMPARE, LEARN = "app_pages/compare.py", "app_pages/learn.py"
 
 
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
-
-
 @pytest.fixture(scope="module")
 def app():
     """One app session for the module: the first visit analyses the demo (shared work)."""
     at = AppTest.from_file(APP, default_timeout=300).run()
-    no_exception(at)
-    return at
-
-
-def go(at, page):
-    at.switch_page(page).run()
     no_exception(at)
     return at
 

@@ -11,6 +11,8 @@ from streamlit.testing.v1 import AppTest
 import ui
 from calibdash.io.loading import Predictions
 
+from .conftest import no_exception
+
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
@@ -22,10 +24,6 @@ def clinical(n=1000, seed=0, percent=False, names=("p_malignant", "diagnosis", "
     return pd.DataFrame({names[0]: np.round(100 * p, 2) if percent else p,
                          names[1]: np.where(rng.random(n) < p, "malignant", "benign"),
                          names[2]: rng.choice(["north", "south"], n)})
-
-
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.fixture

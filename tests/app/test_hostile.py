@@ -16,22 +16,13 @@ from streamlit.testing.v1 import AppTest
 from calibdash.display.text import code, plot_text
 
 from ..hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
+from .conftest import go, no_exception
 
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 # What any of the hostile strings would start rendering with, were it read as markdown or HTML.
 RAW = ["](http", "](hostile", "$\\href", "<img", "<a href", "<b>"]
-
-
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def go(at, page):
-    at.switch_page(page).run()
-    no_exception(at)
-    return at
 
 
 def outside_code(md):
@@ -68,8 +59,6 @@ def figure_strings(at):
     for chart in at.get("plotly_chart"):
         walk(json.loads(chart.proto.spec))
     return out
-
-
 
 
 def upload(at, content, name):

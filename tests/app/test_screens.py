@@ -10,19 +10,11 @@ from streamlit.testing.v1 import AppTest
 from calibdash.display.tables import format_number
 from calibdash.evaluation.gridtext import format_grid
 
+from .conftest import go, no_exception
+
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-
-
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def go(at, page):
-    at.switch_page(page).run()
-    no_exception(at)
-    return at
 
 
 @pytest.fixture

@@ -15,23 +15,13 @@ from calibdash.clinical import METRICS
 from calibdash.display import clinical as views
 from calibdash.lab import demo
 
-from .conftest import run_once
+from .conftest import go, no_exception, run_once
 
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
 VALIDATE, DATA, RESULTS = "app_pages/validate.py", "app_pages/data.py", "app_pages/results.py"
 RESAMPLES = 100  # small, to keep the runs fast (the page's default is 1000)
-
-
-def no_exception(at):
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def go(at, page):
-    at.switch_page(page).run()
-    no_exception(at)
-    return at
 
 
 def clinical(n=600, seed=0, sites=("north", "south"), small_site=None):

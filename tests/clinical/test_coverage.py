@@ -13,7 +13,9 @@ calibration curve ``c(p)``; the truths are population values from two million dr
 Issue 15 asks that the intervals of ICI and O:E cover in at least 90% of at least 200 draws at
 95%; the other intervals are held to the same bound. With 200 draws the standard error of a
 coverage of 95% is 1.5%, so 90% is more than three standard errors below nominal.
-Emax has no interval (see calibdash.clinical.validation), so none is checked.
+The decision curve's bands are checked for the model and for treating everyone (treating no
+one has no interval: its net benefit is 0). Emax has no interval (see
+calibdash.clinical.validation), so none is checked.
 Run ``PYTHONPATH=. python tests/clinical/test_coverage.py`` to print the table.
 """
 
@@ -71,12 +73,14 @@ def truths(design):
     auc = np.sum(cs * below_neg) / (cs.sum() * (1 - cs).sum())
     t = np.asarray(NB_AT)
     nb = [np.mean(c * (p >= ti)) - np.mean((1 - c) * (p >= ti)) * ti / (1 - ti) for ti in t]
+    treat_all = prev - (1 - prev) * t / (1 - t)
     return {
         "O:E": prev / p.mean(), "ICI": d.mean(), "E50": np.median(d), "E90": np.quantile(d, 0.9),
         "Brier": brier, "scaled Brier": 1 - brier / (prev * (1 - prev)), "calibration-in-the-large": citl,
         "calibration slope": slope, "AUROC": auc,
         **{f"curve at q{q}": float(curve(np.array([x]))[0]) for q, x in zip(CURVE_AT, curve_points(design))},
         **{f"net benefit at {x}": v for x, v in zip(NB_AT, nb)},
+        **{f"treat all at {x}": v for x, v in zip(NB_AT, treat_all)},
     }
 
 
@@ -93,9 +97,10 @@ def _one_draw(design, seed):
     g = v.curve
     for q, x in zip(CURVE_AT, curve_points(design)):
         out[f"curve at q{q}"] = (np.interp(x, g["p"], g["ci_low"]), np.interp(x, g["p"], g["ci_high"]))
-    nb = v.decision_curve[v.decision_curve["strategy"] == "model"].set_index("threshold")
+    dc = v.decision_curve.set_index(["strategy", "threshold"])
     for x in NB_AT:
-        out[f"net benefit at {x}"] = (nb.loc[x, "ci_low"], nb.loc[x, "ci_high"])
+        out[f"net benefit at {x}"] = (dc.loc[("model", x), "ci_low"], dc.loc[("model", x), "ci_high"])
+        out[f"treat all at {x}"] = (dc.loc[("treat all", x), "ci_low"], dc.loc[("treat all", x), "ci_high"])
     return out
 
 
@@ -111,7 +116,8 @@ def coverage(design):
 
 def _names():
     return ["O:E", "ICI", "E50", "E90", "Brier", "scaled Brier", "calibration-in-the-large", "calibration slope",
-            "AUROC", *(f"curve at q{q}" for q in CURVE_AT), *(f"net benefit at {x}" for x in NB_AT)]
+            "AUROC", *(f"curve at q{q}" for q in CURVE_AT), *(f"net benefit at {x}" for x in NB_AT),
+            *(f"treat all at {x}" for x in NB_AT)]
 
 
 @pytest.mark.slow

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from .browser import launch, streamlit_server
+from .browser import launch, new_session, streamlit_server
 
 HERE = Path(__file__).resolve().parent
 
@@ -17,6 +17,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.is_relative_to(HERE):
             item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture
+def page(browser, server):
+    """A fresh browser session on the app, checked for errors and failed requests at the end."""
+    context, w = new_session(browser, server)
+    yield w
+    w.check()
+    context.close()
 
 
 @pytest.fixture(scope="session")

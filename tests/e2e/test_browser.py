@@ -10,17 +10,9 @@ import pytest
 import calibdash as cd
 from tests.shared_data import SHARED_DATA
 
-from .browser import OUTPUT, new_session, upload_and_run
+from .browser import OUTPUT, upload_and_run
 
 CIFAR10 = SHARED_DATA / "cifar10_wrn16-4.npz"
-
-
-@pytest.fixture
-def page(browser, server):
-    context, w = new_session(browser, server)
-    yield w
-    w.check()
-    context.close()
 
 
 def test_demo_landing_and_every_page(page):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .browser import new_session
+from .browser import new_session, upload_data
 
 # The acceptance bound of issue 16: the health check answers within a second throughout.
 HEALTH_BOUND = 1.0
@@ -23,16 +23,6 @@ def csv_file(tmp_path, name, seed, n=3000):
     path = tmp_path / name
     df.to_csv(path, index=False)
     return path
-
-
-def upload(w, path):
-    page = w.page
-    w.goto_page("Data")
-    page.locator(".st-key-source").get_by_text("Upload my predictions").click()
-    w.wait_idle()
-    page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
-    page.get_by_text("In use: " + path.name).wait_for(timeout=60_000)
-    w.wait_idle()
 
 
 def start_run(w):
@@ -56,7 +46,7 @@ def test_a_run_survives_a_page_change(browser, server, tmp_path):
     context, w = new_session(browser, server)
     try:
         path = csv_file(tmp_path, "pagechange.csv", seed=1, n=LONG)
-        upload(w, path)
+        upload_data(w, path)
         start_run(w)
         w.goto_page("Data")  # while it runs: its progress is shown on every page
         w.page.locator('[class*="st-key-job__"]').first.wait_for(timeout=10_000)
@@ -76,7 +66,7 @@ def test_a_run_survives_a_reload(browser, server, tmp_path):
     context, w = new_session(browser, server)
     try:
         path = csv_file(tmp_path, "reload.csv", seed=2, n=LONG)
-        upload(w, path)
+        upload_data(w, path)
         start_run(w)
         w.page.reload()
         w.wait_idle()
@@ -114,7 +104,7 @@ def test_four_sessions_at_once_keep_the_server_answering(browser, server, tmp_pa
     prober = threading.Thread(target=probe, daemon=True)
     try:
         for (_, w), name, seed in zip(sessions, names, range(10, 14)):
-            upload(w, csv_file(tmp_path, name, seed=seed))
+            upload_data(w, csv_file(tmp_path, name, seed=seed))
         prober.start()
         for _, w in sessions:
             start_run(w)  # the four runs are queued or running together
@@ -142,7 +132,7 @@ def test_four_sessions_at_once_keep_the_server_answering(browser, server, tmp_pa
 def test_a_run_can_be_cancelled(browser, server, tmp_path):
     context, w = new_session(browser, server)
     try:
-        upload(w, csv_file(tmp_path, "cancel.csv", seed=3, n=LONG))
+        upload_data(w, csv_file(tmp_path, "cancel.csv", seed=3, n=LONG))
         start_run(w)
         w.page.locator('[class*="st-key-cancel__"] button').first.click()
         w.wait_jobs()

@@ -4,17 +4,8 @@ import time
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from .browser import OUTPUT, new_session
-
-
-@pytest.fixture
-def page(browser, server):
-    context, w = new_session(browser, server)
-    yield w
-    w.check()
-    context.close()
+from .browser import OUTPUT
 
 
 def clinical(n=1000, seed=0, percent=False):

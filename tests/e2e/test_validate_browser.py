@@ -3,22 +3,13 @@ the Data page, grouped by site, validated on the Validate page; its report opens
 
 import numpy as np
 import pandas as pd
-import pytest
 
-from .browser import OUTPUT, Watched, new_session, upload_data
+from .browser import OUTPUT, Watched, upload_data
 
 PLOTS_DRAWN = """() => [...document.querySelectorAll('[data-testid="stPlotlyChart"]')].map(c => [
     c.querySelectorAll('.js-plotly-plot .main-svg').length,
     c.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length,
     [...c.querySelectorAll('.infolayer text, .annotation-text')].map(t => t.textContent).join(' | ')])"""
-
-
-@pytest.fixture
-def page(browser, server):
-    context, w = new_session(browser, server)
-    yield w
-    w.check()
-    context.close()
 
 
 def clinical_csv(path, n=600, seed=5):
