@@ -171,6 +171,20 @@ class RiskValidation:
         row = self.metric(name, group=group, cls=cls)
         return float(row["ci_low"]), float(row["ci_high"])
 
+    def verdicts(self, *, cls=None, group=None):
+        """One status and one plain sentence per level of the validation (whole data or one group).
+
+        Returns
+        -------
+        list of dict
+            In the order of :data:`calibdash.clinical.verdicts.LEVELS`, each with ``level``,
+            ``verdict`` (a sentence), ``status`` (``"ok"``, ``"problem"`` or ``"uncertain"``)
+            and ``metrics`` (the metric names it rests on). The rules are in docs/clinical.md.
+        """
+        from calibdash.clinical.verdicts import hierarchy_verdicts
+
+        return hierarchy_verdicts(self, cls=cls, group=group)
+
     def __repr__(self):
         return (f"RiskValidation(n={self.n}, classes={list(self.classes)!r}, "
                 f"groups={self.group_name!r}, n_resamples={self.settings.get('n_resamples')})")
