@@ -31,6 +31,7 @@ __all__ = [
     "calibration_in_the_large",
     "calibration_slope",
     "heterogeneity_test",
+    "logistic_recalibration",
     "logit",
 ]
 
@@ -224,6 +225,39 @@ def calibration_slope(p, y, *, level=0.95):
 
     low, high = _profile_ends(profile, b, se, fit.loglik, level)
     return RecalibrationParameter(estimate=b, ci_low=low, ci_high=high, se=se, level=level)
+
+
+def logistic_recalibration(p, y, *, level=0.95):
+    """Both parameters of ``logit P(y=1) = a + b logit(p)``, each with its profile-likelihood
+    interval (the other parameter maximised out), as R's ``confint`` on
+    ``glm(y ~ qlogis(p), family = binomial)`` gives them.
+
+    Returns
+    -------
+    tuple of RecalibrationParameter
+        ``(a, b)``; NaN when the fit has no finite maximum or the risks are all equal.
+    """
+    lp = logit(p)
+    y = np.asarray(y, dtype=float)
+    X = np.column_stack([np.ones(len(y)), lp])
+    fit = fit_logistic(X, y)
+    if not fit.converged or np.ptp(lp) == 0:
+        nan = RecalibrationParameter(level=level, **_NAN_PARAMETER)
+        return nan, nan
+    a, b = (float(c) for c in fit.coef)
+    se_a, se_b = (float(np.sqrt(fit.covariance[i, i])) for i in (0, 1))
+
+    def profile_a(t):
+        # the slope maximised with the intercept held at t
+        return fit_logistic(lp[:, None], y, offset=np.full(len(y), t)).loglik
+
+    def profile_b(t):
+        return fit_logistic(np.ones((len(y), 1)), y, offset=t * lp).loglik
+
+    a_lo, a_hi = _profile_ends(profile_a, a, se_a, fit.loglik, level)
+    b_lo, b_hi = _profile_ends(profile_b, b, se_b, fit.loglik, level)
+    return (RecalibrationParameter(estimate=a, ci_low=a_lo, ci_high=a_hi, se=se_a, level=level),
+            RecalibrationParameter(estimate=b, ci_low=b_lo, ci_high=b_hi, se=se_b, level=level))
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,28 @@ statistics themselves):
   without an interval: the bootstrap is not valid for a maximum (its estimand, the largest
   error over the observed risks, moves with n).
 
+With centres (``clusters=``) the patients of one centre are not independent: the whole data's
+intervals of every metric (calibration-in-the-large, slope and AUROC included) come from a
+cluster bootstrap that resamples whole centres, and the centres' own estimates are pooled by a
+random-effects meta-analysis (:mod:`calibdash.clinical.meta`: REML, Hartung-Knapp interval, 95%
+prediction interval for a new centre), which the verdicts then use.
+
+What clinical data bring, and what is done with it:
+
+- coarse scores (fewer than :data:`LOESS_MIN_LEVELS` distinct risks) or a singular loess fit:
+  the observed event rate per risk level is the calibration curve, and ICI, E50, E90, Emax are
+  computed from it (a note says so); a bootstrap resample on which a statistic cannot be
+  computed is left out of that statistic's interval and counted (the ``resamples`` column);
+- risks of exactly 0 or 1 are left out of the logistic fits, as ``rms::val.prob`` does, with a
+  note counting them and those contradicted by their outcome; every other statistic uses all rows;
+- fewer than :data:`MIN_GROUP_EVENTS` events or non-events: point estimates only, no interval
+  and no verdict, for the whole data as for a group;
+- a missing outcome is refused, naming the rows.
+
 tests/clinical/test_coverage.py checks the coverage of every interval against simulations
-with known truth, including calibrated and non-logistic miscalibration.
+with known truth, including calibrated and non-logistic miscalibration;
+tests/clinical/test_robust.py the inputs above; tests/clinical/test_verdict_level.py the level
+and power of the verdicts.
 """
 
 from __future__ import annotations
@@ -37,15 +57,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from calibdash import limits
 from calibdash.clinical import measures
 from calibdash.clinical.loess import loess_fit
-from calibdash.clinical.logistic import calibration_in_the_large, calibration_slope, heterogeneity_test
+from calibdash.clinical.logistic import (
+    calibration_in_the_large,
+    calibration_slope,
+    fit_logistic,
+    heterogeneity_test,
+    logistic_recalibration,
+    logit,
+)
 from calibdash.clinical.sample_size import MIN_EVENTS, sample_size_table
 from calibdash.errors import ConfigError, InputError
 
+# transitional: sample_size_table computes the rows needed at the observed O:E and slope
+_SAMPLE_SIZE_AT_OBSERVED = "oe" in __import__("inspect").signature(sample_size_table).parameters
+
 __all__ = [
+    "DEFAULT_THRESHOLDS",
+    "LevelsCurve",
+    "clopper_pearson",
     "METRICS",
     "MAX_GROUPS",
     "MIN_GROUP_EVENTS",
@@ -65,6 +99,8 @@ INTERVAL_METHOD = {
     "E90": "bootstrap", "Emax": "none (the bootstrap is not valid for a maximum)", "Brier": "bootstrap", "scaled Brier": "bootstrap",
     "AUROC": "DeLong", "Spiegelhalter z": "none (a test statistic; see p_value)",
 }
+CLUSTER_BOOTSTRAP = "cluster bootstrap"
+NO_INTERVAL_FEW_EVENTS = "none (too few events)"
 _BOOTSTRAPPED = ("O:E", "ICI", "E50", "E90", "Emax", "Brier", "scaled Brier")
 
 # A grouping variable is categorical (sex, age band, hospital): more distinct values than this
@@ -78,6 +114,23 @@ MIN_GROUP_EVENTS = 10
 CHUNK = 100
 # Thresholds of the decision curve (Vickers & Elkin 2006), 0.01 to 0.99.
 THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
+# The range of thresholds over which clinical usefulness is judged by default. A risk model
+# informs decisions whose threshold lies where treating is neither almost free (below 5%,
+# treat-all is hard to beat and the curve is flat) nor reserved for near-certain cases (above
+# 50% clinicians rarely wait for more certainty than a coin flip before acting); Vickers, van
+# Calster & Steyerberg (2019) ask that the range be chosen before looking at the curve. Users
+# set their own with ``thresholds=``.
+DEFAULT_THRESHOLDS = (0.05, 0.5)
+# "Useful" needs the lower end of the net-benefit difference's interval above 0 over a stretch
+# of at least this many consecutive thresholds (1 point apart): one threshold alone is a
+# multiple-comparison accident (tests/clinical/test_verdict_level.py measures the level).
+USEFUL_MIN_RUN = 5
+# Below this many distinct risks the observed event rate per risk level replaces the loess
+# curve: a point score (CHA2DS2-VASc, risk bands) has nothing between its levels for loess to
+# smooth, and netlib loess is singular on 3-5 support points.
+LOESS_MIN_LEVELS = 10
+# Grouped points: one per distinct risk up to this many levels, else tenths of risk.
+GROUPED_MAX_LEVELS = 20
 # Points of the flexible curve's grid, and the share of resamples that must reach a grid point
 # (lie inside the resample's range of p) for the band to be drawn there.
 CURVE_POINTS = 100
@@ -124,16 +177,50 @@ class RiskValidation:
     calibration_error : DataFrame
         The risk-optimised canonical calibration error of Gruber & Bach (the square root of
         the squared error that :func:`calibdash.evaluate` estimates on ``[1 - p, p]``, with
-        its interval) for the whole data and each judged group: ``class``, ``group``,
-        ``estimator`` (the one the risk selected), ``estimate``, ``ci_low``, ``ci_high``, ``n``. Empty when ``calibration_error=False``.
+        its interval; an error on the probability scale, not a squared one) for the whole data
+        and each judged group: ``class``, ``group``, ``estimator`` (the one the risk selected),
+        ``estimate``, ``ci_low``, ``ci_high``, ``n``. Empty when ``calibration_error=False``.
     classes : tuple of str
         The class blocks (the positive class for binary data).
     group_name : str or None
         The grouping column's name.
+    n : int
+        Rows.
     settings : dict
-        ``n_resamples``, ``random_state``, ``level`` and the thresholds used.
+        ``n_resamples``, ``random_state``, ``level``, ``thresholds`` (the range over which
+        usefulness is judged), ``clusters``, ``calibration_error`` and ``estimators``.
     notes : tuple of str
-        How the input was read (e.g. rows without a group left out of the subgroups).
+        How the input was read and what could not be estimated (risks of exactly 0 or 1 left
+        out of the logistic fits, the curve's fallback, failed resamples).
+    grouped : DataFrame
+        Observed event rate per group of rows with exact (Clopper-Pearson) intervals, for the
+        whole data and each judged group: ``class``, ``group``, ``p_low``, ``p_high``,
+        ``mean_risk``, ``n``, ``events``, ``observed``, ``ci_low``, ``ci_high``, ``kind``
+        (``"levels"``: one row per distinct risk, for coarse scores; ``"tenths"``: ten groups
+        of equal size by predicted risk).
+    curve_method : dict
+        Class -> ``"loess"`` (the flexible curve), ``"levels"`` (the observed event rate per
+        distinct risk replaces it, for coarse scores or when loess is singular) or ``"none"``.
+    net_benefit : DataFrame
+        ``class``, ``group``, ``threshold``, ``model``, ``treat_all``, ``difference`` (the
+        model's net benefit minus the better of treating everyone and no one), its interval
+        ``difference_low``/``difference_high``, ``avoided_per_100`` (net interventions avoided
+        per 100 patients against treating everyone) with ``avoided_low``/``avoided_high``, and
+        ``in_range`` (the threshold lies in ``settings["thresholds"]``).
+    clusters : str or None
+        The centre column's name (``clusters=``).
+    centres : DataFrame
+        Per-centre estimates, the inputs of the meta-analysis (see
+        :func:`calibdash.clinical.meta.centre_estimates`); empty without clusters.
+    pooled : DataFrame
+        The random-effects meta-analysis of the centres (REML, Hartung-Knapp interval, 95%
+        prediction interval): ``class``, ``metric``, ``estimate``, ``ci_low``, ``ci_high``,
+        ``pi_low``, ``pi_high``, ``tau2``, ``n_clusters``, ``method``; empty without clusters.
+    recalibration : DataFrame
+        The updates that would recalibrate the risks, fitted on the rows with risks strictly
+        inside (0, 1): ``class``, ``model`` (``"intercept update"``: logit p' = a + logit p;
+        ``"logistic recalibration"``: logit p' = a + b logit p), ``parameter``, ``estimate``,
+        ``ci_low``, ``ci_high`` (profile likelihood). :meth:`recalibrate` applies them.
     """
 
     metrics: pd.DataFrame
@@ -150,6 +237,13 @@ class RiskValidation:
     settings: dict = field(default_factory=dict)
     notes: tuple = ()
     source_name: str = "the input"
+    grouped: pd.DataFrame = field(default_factory=pd.DataFrame)
+    curve_method: dict = field(default_factory=dict)
+    net_benefit: pd.DataFrame = field(default_factory=pd.DataFrame)
+    clusters: str | None = None
+    centres: pd.DataFrame = field(default_factory=pd.DataFrame)
+    pooled: pd.DataFrame = field(default_factory=pd.DataFrame)
+    recalibration: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def metric(self, name, *, group=None, cls=None):
         """The row of ``metrics`` for one metric (the whole data, the first class by default).
@@ -170,6 +264,39 @@ class RiskValidation:
         """``(ci_low, ci_high)`` of one metric."""
         row = self.metric(name, group=group, cls=cls)
         return float(row["ci_low"]), float(row["ci_high"])
+
+    def recalibrate(self, p, *, cls=None, model="logistic recalibration"):
+        """Risks updated by the fitted recalibration: ``expit(a + logit p)`` for
+        ``model="intercept update"``, ``expit(a + b logit p)`` for ``"logistic recalibration"``.
+
+        Risks of exactly 0 or 1 stay 0 or 1 (no logistic update can move them).
+
+        Returns
+        -------
+        ndarray
+        """
+        from scipy.special import expit
+
+        from calibdash.clinical.logistic import logit
+
+        cls = self.classes[0] if cls is None else str(cls)
+        r = self.recalibration
+        rows = r[(r["class"] == cls) & (r["model"] == model)]
+        if rows.empty:
+            raise ConfigError(f"No recalibration model {model!r} for class {cls!r}; the models are "
+                              "'intercept update' and 'logistic recalibration'.")
+        coef = dict(zip(rows["parameter"], rows["estimate"]))
+        p = np.asarray(p, dtype=float)
+        _check_risks(p.ravel())
+        out = expit(coef["a"] + coef.get("b", 1.0) * logit(p))
+        return np.where((p == 0) | (p == 1), p, out)
+
+    def group_findings(self, *, cls=None):
+        """One plain sentence per subgroup or centre whose calibration is off (an interval
+        excluding the ideal value), naming it and the numbers; empty when none is."""
+        from calibdash.clinical.verdicts import group_findings
+
+        return group_findings(self, cls=cls)
 
     def verdicts(self, *, cls=None, group=None):
         """One status and one plain sentence per level of the validation (whole data or one group).
@@ -235,6 +362,19 @@ def _check_risks(p):
             "the positive class (load logits with calibdash.load_predictions first).")
 
 
+def _check_outcomes(y):
+    """A missing outcome (NaN, None or an empty text) is refused with the rows that have one."""
+    s = pd.Series(y, dtype=object)
+    missing = s.isna().to_numpy() | (s.astype(str).str.strip() == "").to_numpy()
+    if missing.any():
+        rows = np.flatnonzero(missing)
+        first = ", ".join(str(int(r)) for r in rows[:5]) + (", ..." if len(rows) > 5 else "")
+        raise InputError(
+            f"{len(rows)} outcome{'s are' if len(rows) != 1 else ' is'} missing (row{'s' if len(rows) != 1 else ''} "
+            f"{first}, counting from 0). A validation needs the observed outcome of every patient: drop those rows "
+            "or fill in their outcomes.")
+
+
 def _blocks(p, y, positive):
     """Split the input into binary blocks; returns (blocks, class names, groups, source name)."""
     from calibdash.io.loading import Predictions
@@ -258,6 +398,7 @@ def _blocks(p, y, positive):
         P = P[:, 0]
     if P.shape[0] != len(y):
         raise InputError(f"There are {P.shape[0]} predicted risks but {len(y)} outcomes; give one outcome per row.")
+    _check_outcomes(y)
     if P.ndim == 1:
         _check_risks(P)
         y01, name = _binary_labels(y, positive)
@@ -327,12 +468,100 @@ def _group_labels(groups, p, n):
 # Statistics of one block
 
 
-def _point_statistics(p, y):
-    """The bootstrapped statistics, in ``_BOOTSTRAPPED`` order."""
-    curve = loess_fit(p, y)
-    loess = measures.loess_summaries(p, y, curve=curve)
+class LevelsCurve:
+    """The observed event rate at each distinct predicted risk: the calibration curve of a
+    coarse score, where loess has nothing to smooth between the levels.
+
+    ``predict`` gives the rate at a risk that is one of the levels, NaN elsewhere (like loess
+    outside its range).
+    """
+
+    def __init__(self, p, y):
+        self.levels, inverse = np.unique(np.asarray(p, dtype=float), return_inverse=True)
+        self.counts = np.bincount(inverse)
+        self.rates = np.bincount(inverse, weights=np.asarray(y, dtype=float)) / self.counts
+
+    def predict(self, x_new):
+        x = np.asarray(x_new, dtype=float).ravel()
+        idx = np.clip(np.searchsorted(self.levels, x), 0, len(self.levels) - 1)
+        return np.where(self.levels[idx] == x, self.rates[idx], np.nan)
+
+
+# netlib loess signals a singular local fit with ValueError ("There are other near
+# singularities"); a failed fit is any of these, or a curve that is not finite at the data.
+_LOESS_FAILURES = (ValueError, ArithmeticError, np.linalg.LinAlgError, RuntimeError)
+
+
+def _fit_curve(p, y, method):
+    """The calibration curve by ``method`` ("loess" or "levels"); None when it cannot be fitted."""
+    if method == "levels":
+        return LevelsCurve(p, y)
+    if method != "loess":
+        return None
+    try:
+        curve = loess_fit(p, y)
+        if not np.all(np.isfinite(curve.predict(p))):
+            return None
+    except _LOESS_FAILURES:
+        return None
+    return curve
+
+
+def _choose_curve(p, y):
+    """(method, fitted curve on the whole sample, note): loess when it can be estimated, else the
+    observed rate per risk level, else nothing."""
+    levels = len(np.unique(p))
+    if levels < LOESS_MIN_LEVELS:
+        return "levels", LevelsCurve(p, y), (
+            f"The risks take {levels} distinct value{'s' if levels != 1 else ''}: the flexible curve is the observed "
+            "event rate at each risk level (loess needs more support points), and ICI, E50, E90 and Emax are "
+            "computed from it.")
+    curve = _fit_curve(p, y, "loess")
+    if curve is not None:
+        return "loess", curve, ""
+    if levels <= GROUPED_MAX_LEVELS:
+        return "levels", LevelsCurve(p, y), (
+            f"The loess fit is singular on these risks ({levels} distinct values): the flexible curve is the observed "
+            "event rate at each risk level, and ICI, E50, E90 and Emax are computed from it.")
+    return "none", None, ("The loess fit is singular on these risks, and they take too many distinct values to "
+                          "replace it by the rate per level: ICI, E50, E90 and Emax are not estimated.")
+
+
+def _logistic_rows(p):
+    """Rows used by the logistic recalibration fits: risks strictly inside (0, 1), as
+    ``rms::val.prob`` does (a risk of 0 or 1 has no finite logit)."""
+    return (p > 0) & (p < 1)
+
+
+def _point_statistics(p, y, method):
+    """The bootstrapped statistics, in ``_BOOTSTRAPPED`` order, and the fitted curve (or None)."""
+    curve = _fit_curve(p, y, method)
+    if curve is None:
+        loess = dict.fromkeys(measures.LOESS_SUMMARIES, np.nan)
+    else:
+        loess = measures.loess_summaries(p, y, curve=curve)
     return [measures.observed_expected(p, y), loess["ICI"], loess["E50"], loess["E90"], loess["Emax"],
             measures.brier(p, y), measures.scaled_brier(p, y)], curve
+
+
+# The statistics a cluster bootstrap also resamples (their row-level intervals assume
+# independent patients).
+_CLUSTERED = ("calibration-in-the-large", "calibration slope", "AUROC")
+
+
+def _clustered_statistics(p, y):
+    """Point estimates of calibration-in-the-large, slope and AUROC (no intervals)."""
+    inside = _logistic_rows(p)
+    pi, yi = p[inside], y[inside]
+    a = b = np.nan
+    if 0 < yi.sum() < len(yi):
+        lp = logit(pi)
+        fit = fit_logistic(np.ones((len(yi), 1)), yi, offset=lp)
+        a = float(fit.coef[0]) if fit.converged else np.nan
+        if np.ptp(lp) > 0:
+            fit = fit_logistic(np.column_stack([np.ones(len(yi)), lp]), yi)
+            b = float(fit.coef[1]) if fit.converged else np.nan
+    return [a, b, measures.auroc(p, y).estimate]
 
 
 def _percentile_interval(draws, level, *, min_share=BAND_MIN_SHARE):
@@ -347,38 +576,50 @@ def _percentile_interval(draws, level, *, min_share=BAND_MIN_SHARE):
     return lo, hi
 
 
-def _null_ici_chunk(p, seeds):
+def _null_ici_chunk(p, method, seeds):
     """ICI of outcomes drawn from ``p`` itself, one per seed (the null of perfect calibration)."""
     out = np.full(len(seeds), np.nan)
     for i, s in enumerate(seeds):
         ys = (np.random.default_rng(s).random(len(p)) < p).astype(float)
         if 0 < ys.sum() < len(p):
-            out[i] = float(np.mean(np.abs(loess_fit(p, ys).predict(p) - p)))
+            curve = _fit_curve(p, ys, method)
+            if curve is not None:
+                out[i] = float(np.mean(np.abs(curve.predict(p) - p)))
     return out
 
 
-def _resample_indices(rng, n, y):
-    # resample rows until the resample has both outcomes (needed by every statistic)
+def _resample_indices(rng, n, y, clusters):
+    """Rows of one bootstrap resample: rows with replacement, or (with ``clusters``, a list of
+    row-index arrays) whole centres with replacement. Redrawn until both outcomes occur."""
     for _ in range(100):
-        idx = rng.integers(0, n, n)
+        if clusters is None:
+            idx = rng.integers(0, n, n)
+        else:
+            idx = np.concatenate([clusters[c] for c in rng.integers(0, len(clusters), len(clusters))])
         s = y[idx].sum()
-        if 0 < s < n:
+        if 0 < s < len(idx):
             return idx
     return idx
 
 
-def _bootstrap_chunk(p, y, curve_grid, thresholds, seeds):
+def _bootstrap_chunk(p, y, method, clusters, curve_grid, thresholds, seeds):
     """The bootstrapped statistics (and curve and net benefit) of one resample per seed."""
     n, m = len(y), len(seeds)
-    draws = np.full((m, len(_BOOTSTRAPPED)), np.nan)
+    width = len(_BOOTSTRAPPED) + (len(_CLUSTERED) if clusters is not None else 0)
+    draws = np.full((m, width), np.nan)
     curve = None if curve_grid is None else np.full((m, len(curve_grid)), np.nan)
     nb = None if thresholds is None else np.full((m, len(thresholds)), np.nan)
     treat_all = None if thresholds is None else np.full((m, len(thresholds)), np.nan)
     for b, s in enumerate(seeds):
-        idx = _resample_indices(np.random.default_rng(s), n, y)
+        idx = _resample_indices(np.random.default_rng(s), n, y, clusters)
         pb, yb = p[idx], y[idx]
-        draws[b], curve_b = _point_statistics(pb, yb)
-        if curve is not None:
+        if not 0 < yb.sum() < len(yb):
+            continue  # a failed resample: counted by the NaN it leaves
+        point, curve_b = _point_statistics(pb, yb, method)
+        draws[b, :len(_BOOTSTRAPPED)] = point
+        if clusters is not None:
+            draws[b, len(_BOOTSTRAPPED):] = _clustered_statistics(pb, yb)
+        if curve is not None and curve_b is not None:
             curve[b] = curve_b.predict(curve_grid)
         if nb is not None:
             nb[b] = measures.net_benefit(pb, yb, thresholds)
@@ -416,24 +657,76 @@ def _stack(parts, k):
     return None if arrays[0] is None else np.concatenate(arrays)
 
 
-def _analyse(p, y, *, n_resamples, seed, level, curve_grid=None, thresholds=None, n_jobs=1, on_chunk=None):
-    """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample."""
-    est, curve = _point_statistics(p, y)
-    est = np.asarray(est)
+@dataclass
+class _Analysis:
+    """What :func:`_analyse` returns for one sample (the whole data or one group)."""
+
+    values: dict  # metric -> (estimate, ci_low, ci_high)
+    pvalues: dict
+    resamples: dict  # metric -> resamples its interval rests on
+    methods: dict  # metric -> how its interval was obtained, where it differs from INTERVAL_METHOD
+    curve: object  # the fitted curve (or None)
+    curve_draws: np.ndarray | None
+    nb_draws: np.ndarray | None
+    all_draws: np.ndarray | None
+    failed: int  # resamples on which a statistic could not be computed
+    notes: list
+
+
+def _analyse(p, y, *, n_resamples, seed, level, method, clusters=None, curve_grid=None, thresholds=None,
+             n_jobs=1, on_chunk=None):
+    """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample.
+
+    With fewer than :data:`MIN_GROUP_EVENTS` events or non-events only point estimates are
+    given: no interval the data cannot support (DeLong's and the bootstrap's need events to
+    resample; the profile intervals of a handful of events are unbounded).
+    """
+    notes = []
+    est, curve = _point_statistics(p, y, method)
+    est = np.asarray(est, dtype=float)
+    events = int(y.sum())
+    few = min(events, len(y) - events) < MIN_GROUP_EVENTS
+    inside = _logistic_rows(p)
+    cil = calibration_in_the_large(p[inside], y[inside], level=level)
+    slope = calibration_slope(p[inside], y[inside], level=level)
+    auc = measures.auroc(p, y, level=level)
+    sp = measures.spiegelhalter(p, y)
+    values = {name: (est[j], np.nan, np.nan) for j, name in enumerate(_BOOTSTRAPPED)}
+    values["calibration-in-the-large"] = (cil.estimate, cil.ci_low, cil.ci_high)
+    values["calibration slope"] = (slope.estimate, slope.ci_low, slope.ci_high)
+    values["AUROC"] = (auc.estimate, auc.ci_low, auc.ci_high)
+    values["Spiegelhalter z"] = (sp.statistic, np.nan, np.nan)
+    pvalues = {"Spiegelhalter z": sp.pvalue, "ICI": np.nan}
+    resamples, methods = {}, {}
+    empty = _Analysis(values, pvalues, resamples, methods, curve, None, None, None, 0, notes)
+    if few:
+        for name in METRICS:
+            e = values[name][0]
+            values[name] = (e, np.nan, np.nan)
+            if name != "Spiegelhalter z" and name != "Emax":
+                methods[name] = NO_INTERVAL_FEW_EVENTS
+        return empty
+    if not n_resamples:
+        return empty
     boot_seed, null_seed = seed.spawn(2)
-    parts = _in_chunks(_bootstrap_chunk, boot_seed.spawn(n_resamples), n_jobs, p, y, curve_grid, thresholds,
-                       on_chunk=on_chunk)
+    parts = _in_chunks(_bootstrap_chunk, boot_seed.spawn(n_resamples), n_jobs, p, y, method, clusters, curve_grid,
+                       thresholds, on_chunk=on_chunk)
     draws, curve_draws, nb_draws, all_draws = (_stack(parts, k) for k in range(4))
-    if n_resamples:
-        lo, hi = _percentile_interval(draws, level)
-        null = np.concatenate(_in_chunks(_null_ici_chunk, null_seed.spawn(n_resamples), n_jobs, p,
+    finite = np.isfinite(draws)
+    failed = int(np.sum(~finite[:, :len(_BOOTSTRAPPED)].all(axis=1) & np.isfinite(est[:len(_BOOTSTRAPPED)]).all()))
+    lo, hi = _percentile_interval(draws, level, min_share=0.5)
+    for j, name in enumerate(_BOOTSTRAPPED):
+        values[name] = (est[j], lo[j], hi[j])
+        resamples[name] = int(finite[:, j].sum())
+    # the consistency test of perfect calibration by the ICI (its null drawn from the model's risks)
+    consistency = np.nan
+    if curve is not None:
+        null = np.concatenate(_in_chunks(_null_ici_chunk, null_seed.spawn(n_resamples), n_jobs, p, method,
                                          on_chunk=on_chunk))
         null = null[np.isfinite(null)]
-        consistency = (1 + np.sum(null >= est[_BOOTSTRAPPED.index("ICI")])) / (1 + len(null))
-    else:
-        lo = hi = np.full(len(est), np.nan)
-        consistency = np.nan
-    values = {name: (est[j], lo[j], hi[j]) for j, name in enumerate(_BOOTSTRAPPED)}
+        if len(null):
+            consistency = (1 + np.sum(null >= est[_BOOTSTRAPPED.index("ICI")])) / (1 + len(null))
+    pvalues["ICI"] = consistency
     for name in ("ICI", "E50", "E90"):
         e, q_lo, q_hi = values[name]
         # union with the basic interval (its lower end 2e - q_hi), which corrects the upward bias
@@ -442,26 +735,34 @@ def _analyse(p, y, *, n_resamples, seed, level, curve_grid=None, thresholds=None
             low = 0.0
         values[name] = (e, low, q_hi)
     values["Emax"] = (values["Emax"][0], np.nan, np.nan)
-    cil = calibration_in_the_large(p, y, level=level)
-    slope = calibration_slope(p, y, level=level)
-    auc = measures.auroc(p, y, level=level)
-    values["calibration-in-the-large"] = (cil.estimate, cil.ci_low, cil.ci_high)
-    values["calibration slope"] = (slope.estimate, slope.ci_low, slope.ci_high)
-    values["AUROC"] = (auc.estimate, auc.ci_low, auc.ci_high)
-    sp = measures.spiegelhalter(p, y)
-    values["Spiegelhalter z"] = (sp.statistic, np.nan, np.nan)
-    pvalues = {"Spiegelhalter z": sp.pvalue, "ICI": consistency}
-    return values, pvalues, curve, curve_draws, nb_draws, all_draws
+    if clusters is not None:
+        for j, name in enumerate(_CLUSTERED, start=len(_BOOTSTRAPPED)):
+            values[name] = (values[name][0], lo[j], hi[j])
+            resamples[name] = int(finite[:, j].sum())
+        for name in _BOOTSTRAPPED[:-1] + ("scaled Brier",) + _CLUSTERED:
+            if name != "Emax":
+                methods[name] = CLUSTER_BOOTSTRAP
+    if failed:
+        notes.append(f"{failed} of {n_resamples:,} bootstrap resamples could not be analysed (e.g. a resample that "
+                     "lost a risk level made the curve singular); the intervals rest on the others (the "
+                     "'resamples' column counts them).")
+    return _Analysis(values, pvalues, resamples, methods, curve, curve_draws, nb_draws, all_draws, failed, notes)
 
 
-def _metric_rows(cls, group, values, pvalues, n, events, note):
+def _metric_rows(cls, group, analysis, n, events, note):
     rows = []
     for name in METRICS:
-        e, lo, hi = values.get(name, (np.nan, np.nan, np.nan)) if values else (np.nan, np.nan, np.nan)
+        if analysis is None:
+            e = lo = hi = p = np.nan
+            interval, resamples = INTERVAL_METHOD[name], 0
+        else:
+            e, lo, hi = analysis.values.get(name, (np.nan, np.nan, np.nan))
+            p = analysis.pvalues.get(name, np.nan)
+            interval = analysis.methods.get(name, INTERVAL_METHOD[name])
+            resamples = analysis.resamples.get(name, 0)
         rows.append({"class": cls, "group": group, "metric": name, "estimate": float(e), "ci_low": float(lo),
-                     "ci_high": float(hi), "interval": INTERVAL_METHOD[name],
-                     "p_value": float(pvalues.get(name, np.nan)) if values else np.nan,
-                     "n": n, "events": events, "non_events": n - events, "note": note})
+                     "ci_high": float(hi), "interval": interval, "p_value": float(p),
+                     "n": n, "events": events, "non_events": n - events, "note": note, "resamples": int(resamples)})
     return rows
 
 
@@ -489,21 +790,41 @@ def _risk_optimised(p, y, *, random_state, n_jobs, estimators):
     return str(best["estimator"]), float(best["estimate"]), lo, hi
 
 
+def _extreme_risks_note(p, y, cls):
+    """The note on risks of exactly 0 or 1, left out of the logistic fits (or "")."""
+    zero, one = p == 0, p == 1
+    if not (zero.any() or one.any()):
+        return ""
+    parts = []
+    for mask, risk, contradicted in ((zero, "0", y == 1), (one, "1", y == 0)):
+        k = int(mask.sum())
+        if k:
+            bad = int((mask & contradicted).sum())
+            event = "had the event" if risk == "0" else "did not have the event"
+            parts.append(f"{k} patient{'s' if k != 1 else ''} given risk {risk}"
+                         + (f" ({bad} of whom {event})" if bad else ""))
+    return (f"Class {cls!r}: " + " and ".join(parts) + " are left out of the logistic fits (calibration-in-the-large, "
+            "the slope and the recalibration), which need a finite logit, as rms::val.prob does; every other statistic "
+            "uses all rows.")
+
+
 # ---------------------------------------------------------------------------------------------
 # The task function
 
 
 def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000, random_state=0, *,
-                        level=0.95, calibration_error=True, estimators=None, n_jobs=1, progress=None):
+                        level=0.95, calibration_error=True, estimators=None, n_jobs=1, progress=None,
+                        clusters=None, thresholds=DEFAULT_THRESHOLDS):
     """Validate a risk model as Van Calster et al. (2019) and TRIPOD+AI describe.
 
     The calibration hierarchy (mean: O:E and calibration-in-the-large; weak: the calibration
     slope; moderate: the flexible calibration curve and its summaries ICI, E50, E90, Emax),
     overall accuracy (Brier, scaled Brier), discrimination (AUROC), Spiegelhalter's test and
-    clinical usefulness (net benefit), each with a 95% interval; the sample size against
-    Riley et al.'s (2021) precision targets; and all of it per subgroup, with
-    likelihood-ratio tests of heterogeneity and the risk-optimised calibration error of
-    Gruber & Bach per group.
+    clinical usefulness (net benefit), each with an interval; the sample size against
+    Riley et al.'s (2021) precision targets; all of it per subgroup, with likelihood-ratio
+    tests of heterogeneity; with centres (``clusters``), a cluster bootstrap and a
+    random-effects meta-analysis (Debray et al. 2017); and the recalibration that would fix
+    the risks.
 
     Parameters
     ----------
@@ -514,10 +835,11 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         :func:`calibdash.load_predictions` returned (then ``y`` must be None).
     y : array-like of shape (n,)
         The outcomes: two values (``positive`` says which is the event; 0/1 and False/True
-        need not) with a vector of risks, class indices with an array.
+        need not) with a vector of risks, class indices with an array. No missing values.
     groups : array-like of shape (n,) or str, optional
-        The subgroup of each row (missing or empty: left out of the subgroups), or the name
-        of a grouping column of a loaded table. Between 2 and :data:`MAX_GROUPS` groups.
+        Subgroups of patients (sex, age band): the subgroup of each row (missing or empty:
+        left out of the subgroups), or the name of a grouping column of a loaded table.
+        Between 2 and :data:`MAX_GROUPS` groups.
     positive : str, optional
         The event's label (vector input) or class name (array or Predictions input); for an
         array with more than two classes, validate only that class.
@@ -538,6 +860,16 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         depend on it (every resample has its own seed).
     progress : callable, optional
         ``progress(done, total, message)`` after each step.
+    clusters : array-like of shape (n,) or str, optional
+        Centres (hospitals, sites): one label per row, or the name of a grouping column of a
+        loaded table. Patients of one centre are not independent, so the whole data's
+        intervals come from a cluster bootstrap (whole centres resampled), and the centres'
+        estimates are pooled by a random-effects meta-analysis (``pooled``) whose prediction
+        interval gives the range of a new centre's value. Every centre is also analysed as a
+        group (as with ``groups``, which cannot be given as well).
+    thresholds : (float, float), default=(0.05, 0.5)
+        The range of risk thresholds at which clinicians would act; clinical usefulness is
+        judged over it (:data:`DEFAULT_THRESHOLDS` says why this default).
 
     Returns
     -------
@@ -550,15 +882,21 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         raise ConfigError(f"random_state must be a whole number; got {random_state!r}.")
     if not 0.5 <= level < 1:
         raise ConfigError(f"level must be between 0.5 and 1; got {level!r}.")
+    thresholds = _check_thresholds(thresholds)
+    if groups is not None and clusters is not None:
+        raise ConfigError("Give either groups= (subgroups of patients) or clusters= (centres), not both: centres are "
+                          "analysed one by one as groups too.")
     blocks = _blocks(p, y, positive)
     n = len(blocks[0].y)
-    group_of, group_name = _group_labels(groups, p, n)
+    group_of, group_name = _group_labels(clusters if clusters is not None else groups, p, n)
+    cluster_name = group_name if clusters is not None else None
     notes = []
     if group_of is not None:
         missing = int(sum(g is None for g in group_of))
         if missing:
+            what = "centre" if clusters is not None else "subgroup"
             notes.append(f"{missing} row{'s' if missing != 1 else ''} without a value of {group_name!r} "
-                         "are in the whole-data results but in no subgroup.")
+                         f"are in the whole-data results but in no {what}.")
         levels = sorted({g for g in group_of if g is not None})
     else:
         levels = []
@@ -577,7 +915,10 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             progress(min(done, steps), steps, current)
 
     seed = np.random.SeedSequence(random_state)
-    tables = {k: [] for k in ("metrics", "curve", "distribution", "decision", "sample", "groups", "het", "cal")}
+    keys = ("metrics", "curve", "distribution", "decision", "sample", "groups", "het", "cal", "grouped", "nb",
+            "centres", "pooled", "recal")
+    tables = {k: [] for k in keys}
+    curve_method = {}
     for block in blocks:
         p_k, y_k, cls = block.p, block.y, block.name
         events = int(y_k.sum())
@@ -585,19 +926,45 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             raise InputError(
                 f"Every row has the same outcome for class {cls!r} ({'all events' if events else 'no events'}); "
                 "calibration and discrimination need both events and non-events.")
+        extreme = _extreme_risks_note(p_k, y_k, cls)
+        if extreme:
+            notes.append(extreme)
+        method, _, curve_note = _choose_curve(p_k, y_k)
+        curve_method[cls] = method
+        if curve_note:
+            notes.append(f"Class {cls!r}: {curve_note}")
+        fewest = min(events, n - events)
+        if fewest < MIN_GROUP_EVENTS:
+            which = ("event" if events <= n - events else "non-event") + ("s" if fewest != 1 else "")
+            notes.append(f"Class {cls!r}: {fewest} {which}; with fewer than "
+                         f"{MIN_GROUP_EVENTS} the numbers are given without intervals and nothing is judged.")
+        cluster_rows = None
+        if cluster_name is not None:
+            codes = [np.flatnonzero(np.asarray(group_of == g, dtype=bool)) for g in levels]
+            cluster_rows = codes
+            if len(levels) < MIN_CLUSTERS_BOOTSTRAP:
+                notes.append(f"Only {len(levels)} centres: the cluster bootstrap resamples so few centres that its "
+                             "intervals are crude; read the meta-analysis (its Hartung-Knapp interval and prediction "
+                             "interval allow for the few centres).")
         block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
-        values, pvalue, curve, curve_draws, nb_draws, all_draws = _analyse(
-            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, curve_grid=grid, thresholds=THRESHOLDS,
-            n_jobs=n_jobs, on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
-        tables["metrics"] += _metric_rows(cls, None, values, pvalue, n, events, "")
-        tables["curve"].append(_curve_frame(cls, grid, curve.predict(grid), curve_draws, level))
+        whole = _analyse(
+            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, clusters=cluster_rows,
+            curve_grid=grid if method == "loess" else None, thresholds=THRESHOLDS, n_jobs=n_jobs,
+            on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
+        notes += [f"Class {cls!r}, whole data: {note}" for note in whole.notes]
+        tables["metrics"] += _metric_rows(cls, None, whole, n, events, "")
+        if method == "loess":
+            tables["curve"].append(_curve_frame(cls, grid, whole.curve.predict(grid), whole.curve_draws, level))
         tables["distribution"].append(_distribution_frame(cls, p_k, y_k))
-        tables["decision"].append(_decision_frame(cls, p_k, y_k, nb_draws, all_draws, level))
-        widths = {m: values[m][2] - values[m][1] for m in ("O:E", "calibration slope", "AUROC")}
-        ss = sample_size_table(p_k, y_k, widths, c_statistic=values["AUROC"][0])
-        ss.insert(0, "class", cls)
-        tables["sample"].append(ss)
+        tables["decision"].append(_decision_frame(cls, None, p_k, y_k, whole.nb_draws, whole.all_draws, level))
+        tables["nb"].append(_net_benefit_frame(cls, None, p_k, y_k, whole.nb_draws, whole.all_draws, level,
+                                               thresholds))
+        tables["grouped"].append(_grouped_frame(cls, None, p_k, y_k, level, method))
+        tables["recal"] += _recalibration_rows(cls, p_k, y_k, level)
+        v = whole.values
+        widths = {m: v[m][2] - v[m][1] for m in ("O:E", "calibration slope", "AUROC")}
+        tables["sample"].append(_sample_size_frame(cls, p_k, y_k, widths, v))
         tick(f"{cls}: whole data")
         if calibration_error:
             tables["cal"].append(_cal_row(cls, None, p_k, y_k, random_state, n_jobs, estimators))
@@ -611,29 +978,41 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             tables["groups"].append({"class": cls, "group": g, "n": ng, "events": eg, "non_events": ng - eg,
                                      "status": status, "note": note})
             if status == "too small":
-                tables["metrics"] += _metric_rows(cls, g, None, {}, ng, eg, note)
+                tables["metrics"] += _metric_rows(cls, g, None, ng, eg, note)
                 tick(f"{cls}: group {g} (too small)", units=per_analysis)
                 continue
             judged.append(rows)
-            gv, gp, *_ = _analyse(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, n_jobs=n_jobs,
-                                  on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
-            tables["metrics"] += _metric_rows(cls, g, gv, gp, ng, eg, note)
+            g_method = method if method != "loess" or _fit_curve(pg, yg, "loess") is not None else (
+                "levels" if len(np.unique(pg)) <= GROUPED_MAX_LEVELS else "none")
+            ga = _analyse(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
+                          thresholds=THRESHOLDS, n_jobs=n_jobs,
+                          on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
+            notes += [f"Class {cls!r}, group {g!r}: {note}" for note in ga.notes]
+            tables["metrics"] += _metric_rows(cls, g, ga, ng, eg, note)
+            tables["decision"].append(_decision_frame(cls, g, pg, yg, ga.nb_draws, ga.all_draws, level))
+            tables["nb"].append(_net_benefit_frame(cls, g, pg, yg, ga.nb_draws, ga.all_draws, level, thresholds))
+            tables["grouped"].append(_grouped_frame(cls, g, pg, yg, level, g_method))
             tick(f"{cls}: group {g}")
             if calibration_error:
                 tables["cal"].append(_cal_row(cls, g, pg, yg, random_state, n_jobs, estimators))
                 tick(f"{cls}: calibration error in group {g}")
         if len(judged) >= 2:
-            keep = np.any(judged, axis=0)
+            keep = np.any(judged, axis=0) & _logistic_rows(p_k)
             labels = np.array([group_of[i] for i in np.flatnonzero(keep)], dtype=str)
             for metric, kind in (("calibration-in-the-large", "intercept"), ("calibration slope", "slope")):
                 t = heterogeneity_test(p_k[keep], y_k[keep], labels, kind=kind)
                 tables["het"].append({"class": cls, "metric": metric, "statistic": t.statistic, "df": t.df,
                                       "p_value": t.pvalue, "groups": len(judged)})
+        if cluster_name is not None:
+            centres, pooled = _meta_analysis(cls, p_k, y_k, group_of, level)
+            tables["centres"].append(centres)
+            tables["pooled"].append(pooled)
     return RiskValidation(
         metrics=_none_for_whole(pd.DataFrame(tables["metrics"])),
-        curve=pd.concat(tables["curve"], ignore_index=True),
+        curve=(pd.concat(tables["curve"], ignore_index=True) if tables["curve"]
+               else pd.DataFrame(columns=["class", "p", "estimate", "ci_low", "ci_high"])),
         distribution=pd.concat(tables["distribution"], ignore_index=True),
-        decision_curve=pd.concat(tables["decision"], ignore_index=True),
+        decision_curve=_none_for_whole(pd.concat(tables["decision"], ignore_index=True)),
         sample_size=pd.concat(tables["sample"], ignore_index=True),
         groups=pd.DataFrame(tables["groups"], columns=["class", "group", "n", "events", "non_events", "status", "note"]),
         heterogeneity=pd.DataFrame(tables["het"], columns=["class", "metric", "statistic", "df", "p_value", "groups"]),
@@ -643,11 +1022,37 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         group_name=group_name,
         n=n,
         settings={"n_resamples": int(n_resamples), "random_state": int(random_state), "level": float(level),
-                  "calibration_error": bool(calibration_error),
+                  "calibration_error": bool(calibration_error), "thresholds": thresholds,
+                  "clusters": cluster_name,
                   "estimators": None if estimators is None else list(estimators)},
         notes=tuple(notes),
         source_name=str(getattr(p, "source_name", "the input")),
+        grouped=_none_for_whole(pd.concat(tables["grouped"], ignore_index=True)),
+        curve_method=curve_method,
+        net_benefit=_none_for_whole(pd.concat(tables["nb"], ignore_index=True)),
+        clusters=cluster_name,
+        centres=(pd.concat(tables["centres"], ignore_index=True) if tables["centres"] else pd.DataFrame(
+            columns=["class", "cluster", "metric", "estimate", "ci_low", "ci_high", "yi", "vi", "n", "events", "note"])),
+        pooled=(pd.concat(tables["pooled"], ignore_index=True) if tables["pooled"] else pd.DataFrame(
+            columns=["class", "metric", "estimate", "ci_low", "ci_high", "pi_low", "pi_high", "tau2", "n_clusters",
+                     "method"])),
+        recalibration=pd.DataFrame(tables["recal"],
+                                   columns=["class", "model", "parameter", "estimate", "ci_low", "ci_high"]),
     )
+
+
+# With fewer centres than this the cluster bootstrap has too few distinct resamples to be read alone.
+MIN_CLUSTERS_BOOTSTRAP = 10
+
+
+def _check_thresholds(thresholds):
+    try:
+        low, high = (float(t) for t in thresholds)
+    except (TypeError, ValueError):
+        raise ConfigError(f"thresholds must be two numbers (low, high); got {thresholds!r}.") from None
+    if not (0 < low < high < 1):
+        raise ConfigError(f"thresholds must satisfy 0 < low < high < 1; got ({low:g}, {high:g}).")
+    return (low, high)
 
 
 def _none_for_whole(frame):
@@ -660,6 +1065,37 @@ def _cal_row(cls, group, p, y, random_state, n_jobs, estimators):
     best, est, lo, hi = _risk_optimised(p, y, random_state=random_state, n_jobs=n_jobs, estimators=estimators)
     return {"class": cls, "group": group, "estimator": best, "estimate": est, "ci_low": lo, "ci_high": hi,
             "n": len(y)}
+
+
+def _sample_size_frame(cls, p, y, widths, values):
+    """Riley's targets against the achieved widths, the rows needed computed at the observed O:E
+    and slope (when the sample size module takes them)."""
+    oe, slope = values["O:E"][0], values["calibration slope"][0]
+    ss = sample_size_table(p, y, widths, c_statistic=values["AUROC"][0],
+                           **({"oe": oe, "slope": slope} if _SAMPLE_SIZE_AT_OBSERVED else {}))
+    ss.insert(0, "class", cls)
+    return ss
+
+
+def _recalibration_rows(cls, p, y, level):
+    inside = _logistic_rows(p)
+    pi, yi = p[inside], y[inside]
+    cil = calibration_in_the_large(pi, yi, level=level)
+    a, b = logistic_recalibration(pi, yi, level=level)
+    rows = [("intercept update", "a", cil), ("logistic recalibration", "a", a), ("logistic recalibration", "b", b)]
+    return [{"class": cls, "model": model, "parameter": name, "estimate": par.estimate, "ci_low": par.ci_low,
+             "ci_high": par.ci_high} for model, name, par in rows]
+
+
+def _meta_analysis(cls, p, y, group_of, level):
+    from calibdash.clinical.meta import centre_estimates, pooled_table
+
+    rows = np.array([g is not None for g in group_of])
+    centres = centre_estimates(p[rows], y[rows], np.asarray(group_of[rows], dtype=str), level=level)
+    pooled = pooled_table(centres, level=level)
+    centres.insert(0, "class", cls)
+    pooled.insert(0, "class", cls)
+    return centres, pooled
 
 
 def _curve_frame(cls, grid, fitted, draws, level):
@@ -676,7 +1112,45 @@ def _distribution_frame(cls, p, y):
     return pd.DataFrame({"class": cls, "bin_low": edges[:-1], "bin_high": edges[1:], "events": ev, "non_events": ne})
 
 
-def _decision_frame(cls, p, y, nb_draws, all_draws, level):
+def clopper_pearson(events, n, level=0.95):
+    """The exact binomial interval of ``events / n`` (Clopper & Pearson 1934), as R's
+    ``binom.test`` gives it; arrays allowed."""
+    events = np.asarray(events, dtype=float)
+    n = np.asarray(n, dtype=float)
+    a = (1 - level) / 2
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(events > 0, stats.beta.ppf(a, events, n - events + 1), 0.0)
+        high = np.where(events < n, stats.beta.ppf(1 - a, events + 1, n - events), 1.0)
+    return low, high
+
+
+def _grouped_frame(cls, group, p, y, level, method):
+    """Observed event rate per risk level (coarse scores) or per tenth of risk, with exact intervals."""
+    levels = np.unique(p)
+    if method == "levels" or len(levels) <= GROUPED_MAX_LEVELS and len(levels) < LOESS_MIN_LEVELS:
+        kind = "levels"
+        inverse = np.searchsorted(levels, p)
+    else:
+        kind = "tenths"
+        order = np.argsort(p, kind="stable")
+        inverse = np.empty(len(p), dtype=np.int64)
+        for k, part in enumerate(np.array_split(order, min(10, len(p)))):
+            inverse[part] = k
+    count = np.bincount(inverse)
+    keep = count > 0
+    events = np.bincount(inverse, weights=y)[keep]
+    count = count[keep]
+    idx = np.flatnonzero(keep)
+    mean_risk = np.bincount(inverse, weights=p)[keep] / count
+    low = np.array([p[inverse == i].min() for i in idx])
+    high = np.array([p[inverse == i].max() for i in idx])
+    ci_low, ci_high = clopper_pearson(events, count, level)
+    return pd.DataFrame({"class": cls, "group": group, "p_low": low, "p_high": high, "mean_risk": mean_risk,
+                         "n": count.astype(int), "events": events.astype(int), "observed": events / count,
+                         "ci_low": ci_low, "ci_high": ci_high, "kind": kind})
+
+
+def _decision_frame(cls, group, p, y, nb_draws, all_draws, level):
     t = THRESHOLDS
     model = measures.net_benefit(p, y, t)
     treat_all = measures.net_benefit_treat_all(y, t)
@@ -685,8 +1159,29 @@ def _decision_frame(cls, p, y, nb_draws, all_draws, level):
         lo = hi = np.full(len(t), np.nan)
         if draws is not None and len(draws):
             lo, hi = _percentile_interval(draws, level)
-        frames.append(pd.DataFrame({"class": cls, "threshold": t, "strategy": strategy, "net_benefit": est,
-                                    "ci_low": lo, "ci_high": hi}))
-    frames.append(pd.DataFrame({"class": cls, "threshold": t, "strategy": "treat none", "net_benefit": 0.0,
-                                "ci_low": 0.0, "ci_high": 0.0}))
+        frames.append(pd.DataFrame({"class": cls, "group": group, "threshold": t, "strategy": strategy,
+                                    "net_benefit": est, "ci_low": lo, "ci_high": hi}))
+    frames.append(pd.DataFrame({"class": cls, "group": group, "threshold": t, "strategy": "treat none",
+                                "net_benefit": 0.0, "ci_low": 0.0, "ci_high": 0.0}))
     return pd.concat(frames, ignore_index=True)
+
+
+def _net_benefit_frame(cls, group, p, y, nb_draws, all_draws, level, thresholds):
+    """The model's net benefit against the better default, and net interventions avoided."""
+    t = THRESHOLDS
+    odds = t / (1 - t)
+    model = measures.net_benefit(p, y, t)
+    treat_all = measures.net_benefit_treat_all(y, t)
+    difference = model - np.maximum(treat_all, 0.0)
+    avoided = 100 * (model - treat_all) / odds
+    d_lo = d_hi = a_lo = a_hi = np.full(len(t), np.nan)
+    if nb_draws is not None and len(nb_draws):
+        ok = np.isfinite(nb_draws).all(axis=1)
+        nb, al = nb_draws[ok], all_draws[ok]
+        if len(nb):
+            d_lo, d_hi = _percentile_interval(nb - np.maximum(al, 0.0), level)
+            a_lo, a_hi = _percentile_interval(100 * (nb - al) / odds, level)
+    in_range = (t >= thresholds[0] - 1e-12) & (t <= thresholds[1] + 1e-12)
+    return pd.DataFrame({"class": cls, "group": group, "threshold": t, "model": model, "treat_all": treat_all,
+                         "difference": difference, "difference_low": d_lo, "difference_high": d_hi,
+                         "avoided_per_100": avoided, "avoided_low": a_lo, "avoided_high": a_hi, "in_range": in_range})

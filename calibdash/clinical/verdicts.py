@@ -20,7 +20,7 @@ from calibdash.errors import ConfigError
 
 __all__ = ["LEVELS", "DIGITS", "REFERENCE_VALUES", "STATUSES", "hierarchy_verdicts", "useful_thresholds",
            "sample_size_text", "format_metric", "format_p", "interval_text", "select_class", "select_group",
-           "metric_rows", "group_info", "level_words"]
+           "metric_rows", "group_info", "level_words", "group_findings"]
 
 # The rows of hierarchy_verdicts, in this order, and the metrics each rests on.
 LEVELS = {
@@ -142,44 +142,164 @@ def _has_ci(lo, hi):
     return bool(np.isfinite(lo) and np.isfinite(hi))
 
 
-def _mean_calibration(v, rows):
-    e, lo, hi = _estimate(rows, "O:E")
-    a, a_lo, a_hi = _estimate(rows, "calibration-in-the-large")
-    ci = level_words(v)
-    oe = f"{format_metric('O:E', e)} events observed per event expected"
-    if _has_ci(lo, hi):
-        oe += f" ({ci} {interval_text('O:E', lo, hi, ideal=1.0)})"
-        above, below = lo > 1, hi < 1
+def _alpha(v):
+    return 1 - float(v.settings.get("level", 0.95))
+
+
+def _p_words(p):
+    return f"p {'= ' if p >= 0.001 else ''}{format_p(p)}"
+
+
+# ----------------------------------------------------------------------------- context
+def _heterogeneity(v, cls, group):
+    """The heterogeneity tests that reject (metric -> p), for the whole data of grouped data."""
+    if group is not None or not len(v.heterogeneity):
+        return {}
+    h = v.heterogeneity[v.heterogeneity["class"] == cls]
+    return {r["metric"]: float(r["p_value"]) for _, r in h.iterrows()
+            if np.isfinite(r["p_value"]) and r["p_value"] < _alpha(v)}
+
+
+def _pooled(v, cls, group, metric):
+    """The meta-analysis row of ``metric`` (whole data with centres), else None."""
+    if group is not None or v.clusters is None or not len(v.pooled):
+        return None
+    rows = v.pooled[(v.pooled["class"] == cls) & (v.pooled["metric"] == metric)]
+    if rows.empty or not np.isfinite(rows["estimate"].iloc[0]):
+        return None
+    return rows.iloc[0]
+
+
+def _pooled_words(v, name, r, label):
+    """"pooled over 6 centres (random effects): O:E 1.05 (95% CI ...); in a new centre it could lie
+    between .. and .. (95% prediction interval)"."""
+    text = f"pooled over {int(r['n_clusters'])} centres (random effects): " + _with_ci(
+        v, name, r["estimate"], r["ci_low"], r["ci_high"], label)
+    if _has_ci(r["pi_low"], r["pi_high"]):
+        text += (f"; in a new centre it could lie between {format_metric(name, r['pi_low'])} and "
+                 f"{format_metric(name, r['pi_high'])} ({100 * float(v.settings.get('level', 0.95)):g}% prediction "
+                 "interval)")
+    return text
+
+
+def _differ_words(v, het):
+    """The sentence that the groups differ, with the tests' p-values."""
+    name = v.group_name or "the groups"
+    tests = "; ".join(f"{m}: {_p_words(p)}" for m, p in het.items())
+    return (f"calibration differs between the groups of {name!r} (likelihood-ratio tests of heterogeneity, {tests}), so "
+            "the whole-data figure mixes groups that are calibrated differently: read the per-group results")
+
+
+# ----------------------------------------------------------------------------- levels
+def _mean_calibration(v, rows, cls, group):
+    pooled = _pooled(v, cls, group, "O:E")
+    if pooled is not None:
+        lo, hi = float(pooled["ci_low"]), float(pooled["ci_high"])
+        oe = _pooled_words(v, "O:E", pooled, "O:E")
         width = hi - lo
-    else:  # no bootstrap (n_resamples=0): the profile interval of calibration-in-the-large decides
-        oe += f"; calibration-in-the-large {format_metric('calibration-in-the-large', a)} ({ci} " \
-              f"{interval_text('calibration-in-the-large', a_lo, a_hi, ideal=0.0)})"
-        above, below = a_lo > 0, a_hi < 0
-        width = np.nan
+        above, below = lo > 1, hi < 1
+    else:
+        e, lo, hi = _estimate(rows, "O:E")
+        a, a_lo, a_hi = _estimate(rows, "calibration-in-the-large")
+        ci = level_words(v)
+        oe = f"{format_metric('O:E', e)} events observed per event expected"
+        if _has_ci(lo, hi):
+            oe += f" ({ci} {interval_text('O:E', lo, hi, ideal=1.0)})"
+            above, below = lo > 1, hi < 1
+            width = hi - lo
+        else:  # no bootstrap (n_resamples=0): the profile interval of calibration-in-the-large decides
+            oe += f"; calibration-in-the-large {_with_ci(v, 'calibration-in-the-large', a, a_lo, a_hi)}"
+            above, below = a_lo > 0, a_hi < 0
+            width = np.nan
+            if not _has_ci(a_lo, a_hi):
+                return "uncertain", f"Mean calibration cannot be judged without an interval: {oe}."
+    het = _heterogeneity(v, cls, group)
+    tail = f"; {_differ_words(v, het)}" if "calibration-in-the-large" in het else ""
     if above:
-        return "problem", f"Predicted risks are too low on average: {oe}."
+        return "problem", f"Predicted risks are too low on average: {oe}{tail}."
     if below:
-        return "problem", f"Predicted risks are too high on average: {oe}."
-    text = f"No evidence of over- or underestimation on average: {oe}; the data are consistent with 1"
+        return "problem", f"Predicted risks are too high on average: {oe}{tail}."
+    text = f"No evidence of over- or underestimation on average: {oe}; the data are consistent with 1{tail}"
     if np.isfinite(width) and width > TARGETS["O:E"]:
         return "uncertain", (f"{text}, but the interval is {width:.3g} wide (target at most {TARGETS['O:E']:g}): "
                              "the average could still be clearly off.")
     return "ok", text + "."
 
 
-def _weak_calibration(v, rows):
-    b, lo, hi = _estimate(rows, "calibration slope")
-    slope = _with_ci(v, "calibration slope", b, lo, hi, "calibration slope")
+def _curve_shape(v, cls, group):
+    """Where along the risks the flexible curve (or the grouped points) lies clearly above or below
+    the diagonal, as words with the share of patients there; "" when nowhere."""
+    runs = []
+    if group is None and v.curve_method.get(cls, "loess") == "loess" and len(v.curve):
+        c = v.curve[v.curve["class"] == cls].dropna(subset=["ci_low", "ci_high"])
+        if len(c):
+            p = c["p"].to_numpy()
+            side = np.where(c["ci_low"].to_numpy() > p, 1, np.where(c["ci_high"].to_numpy() < p, -1, 0))
+            runs = _side_runs(p, side)
+    if not runs and len(v.grouped):
+        gsel = v.grouped[(v.grouped["class"] == cls)
+                         & (v.grouped["group"].isna() if group is None else v.grouped["group"] == group)]
+        if len(gsel):
+            p = gsel["mean_risk"].to_numpy()
+            side = np.where(gsel["ci_low"].to_numpy() > p, 1, np.where(gsel["ci_high"].to_numpy() < p, -1, 0))
+            runs = _side_runs(p, side, lows=gsel["p_low"].to_numpy(), highs=gsel["p_high"].to_numpy())
+    if not runs:
+        return ""
+    d = v.distribution[v.distribution["class"] == cls]
+    total = float((d["events"] + d["non_events"]).sum())
+    mids = ((d["bin_low"] + d["bin_high"]) / 2).to_numpy()
+    counts = (d["events"] + d["non_events"]).to_numpy(dtype=float)
+    parts = []
+    for s, a, b in runs:
+        share = counts[(mids >= a) & (mids <= b)].sum() / total if total and group is None else np.nan
+        where = f"from {_pct(a)} to {_pct(b)}" if _pct(a) != _pct(b) else f"around {_pct(a)}"
+        words = "underestimated" if s > 0 else "overestimated"
+        parts.append(f"{words} {where}" + (f" (about {_pct(share)} of patients)" if np.isfinite(share) else ""))
+    return "the flexible curve shows risks " + " and ".join(parts)
+
+
+def _side_runs(p, side, *, lows=None, highs=None):
+    """Runs of equal non-zero ``side`` along ``p`` as (side, first, last)."""
+    lows = p if lows is None else lows
+    highs = p if highs is None else highs
+    out, start = [], None
+    for i in range(len(p) + 1):
+        cur = side[i] if i < len(p) else 0
+        if start is not None and cur != side[start]:
+            out.append((int(side[start]), float(lows[start]), float(highs[i - 1])))
+            start = None
+        if start is None and i < len(p) and cur != 0:
+            start = i
+    return out
+
+
+def _weak_calibration(v, rows, cls, group):
+    pooled = _pooled(v, cls, group, "calibration slope")
+    if pooled is not None:
+        b, lo, hi = float(pooled["estimate"]), float(pooled["ci_low"]), float(pooled["ci_high"])
+        slope = _pooled_words(v, "calibration slope", pooled, "calibration slope")
+    else:
+        b, lo, hi = _estimate(rows, "calibration slope")
+        slope = _with_ci(v, "calibration slope", b, lo, hi, "calibration slope")
+    if not np.isfinite(b):
+        return "uncertain", ("The calibration slope cannot be estimated (the risks are all equal, or the outcome is "
+                             "perfectly separated).")
+    if not _has_ci(lo, hi):
+        return "uncertain", f"The calibration slope is {format_metric('calibration slope', b)}, without an interval."
+    het = _heterogeneity(v, cls, group)
+    shape = _curve_shape(v, cls, group)
+    shape = f"; {shape}" if shape else ""
+    if het and (hi < 1 or lo > 1):
+        direction = "too extreme" if hi < 1 else "too modest"
+        return "problem", (f"Across the whole data the predictions look {direction} ({slope}), but {_differ_words(v, het)}. "
+                           "Pooling groups with different event rates or calibration changes the whole-data slope, so "
+                           f"this is not by itself evidence of {'overfitting' if hi < 1 else 'underfitting'}{shape}.")
     if hi < 1:
-        return "problem", (f"Predictions are too extreme (typical of overfitting): {slope}; high risks are "
-                           "overestimated and low risks underestimated.")
+        return "problem", (f"Predictions are too extreme (a slope below 1, typical of overfitting): {slope}{shape}.")
     if lo > 1:
-        return "problem", (f"Predictions are too modest: {slope}; high risks are underestimated and low risks "
-                           "overestimated.")
+        return "problem", f"Predictions are too modest (a slope above 1): {slope}{shape}."
     width = hi - lo
     text = f"The data are consistent with the ideal slope of 1: {slope}"
-    if not np.isfinite(width):
-        return "uncertain", f"The calibration slope is {format_metric('calibration slope', b)}, without an interval."
     if width > TARGETS["calibration slope"]:
         return "uncertain", (f"{text}, but the interval is {width:.3g} wide (target at most "
                              f"{TARGETS['calibration slope']:g}): too imprecise to rule out over- or underfitting.")
@@ -191,29 +311,38 @@ def _moderate_calibration(v, rows, small):
     e90 = float(rows.loc["E90", "estimate"])
     p = float(rows.loc["ICI", "p_value"])
     ci = level_words(v)
+    if not np.isfinite(ici):
+        return "uncertain", "The flexible calibration curve could not be estimated (see the notes)."
     size = (f"observed and predicted risks differ by {format_metric('ICI', ici)} on average (ICI"
             + (f", {ci} {interval_text('ICI', lo, hi)}" if _has_ci(lo, hi) else "")
             + f") and by at most {format_metric('E90', e90)} for 90% of patients (E90)")
     if not np.isfinite(p):
         return "uncertain", f"Without resamples there is no test of the curve: {size}."
-    level = float(v.settings.get("level", 0.95))
-    if p >= 1 - level:
+    if p >= _alpha(v):
         text = (f"The flexible calibration curve is consistent with the diagonal (test of perfect calibration by "
                 f"the ICI: p = {format_p(p)}): {size}")
         if small:
             return "uncertain", f"{text}; but the sample is small, so the curve could still be clearly off."
         return "ok", text + "."
-    return "problem", (f"The flexible calibration curve departs from the diagonal (p {'= ' if p >= 0.001 else ''}"
-                       f"{format_p(p)}): {size}.")
+    return "problem", f"The flexible calibration curve departs from the diagonal ({_p_words(p)}): {size}."
 
 
-def _discrimination(v, rows):
-    c, lo, hi = _estimate(rows, "AUROC")
-    text = _with_ci(v, "AUROC", c, lo, hi, "AUROC")
+def _discrimination(v, rows, cls, group):
+    pooled = _pooled(v, cls, group, "AUROC")
+    if pooled is not None:
+        c, lo, hi = float(pooled["estimate"]), float(pooled["ci_low"]), float(pooled["ci_high"])
+        text = _pooled_words(v, "AUROC", pooled, "AUROC")
+    else:
+        c, lo, hi = _estimate(rows, "AUROC")
+        text = _with_ci(v, "AUROC", c, lo, hi, "AUROC")
     share = (f"an event gets a higher predicted risk than a non-event in {_pct(c)} of pairs" if np.isfinite(c)
              else "")
+    if _has_ci(lo, hi) and hi < 0.5:
+        return "problem", (f"The model ranks worse than chance (events get lower risks than non-events): {text}: "
+                           f"{share}.")
     if _has_ci(lo, hi) and lo <= 0.5:
-        return "problem", f"The model does not separate events from non-events better than chance: {text}."
+        return "uncertain", (f"Uncertain: the discrimination cannot be distinguished from chance (the interval "
+                             f"contains 0.5): {text}.")
     if not _has_ci(lo, hi) or hi - lo > TARGETS["AUROC"]:
         return "uncertain", (f"{text}: {share}; the interval is wide (target at most {TARGETS['AUROC']:g}), so the "
                              "discrimination is imprecise.")
@@ -228,12 +357,17 @@ def _overall(v, rows):
     text = (f"{_with_ci(v, 'Brier', brier, lo, hi, 'Brier score')}; scaled Brier "
             f"{_with_ci(v, 'scaled Brier', s, s_lo, s_hi)}, the share of the outcome's variance the risks explain "
             "beyond the event rate")
-    spiegel = (f"Spiegelhalter's test {'rejects' if zp < 1 - float(v.settings.get('level', 0.95)) else 'does not reject'}"
-               f" calibrated risks (z = {format_metric('Spiegelhalter z', z)}, p {'= ' if zp >= 0.001 else ''}"
-               f"{format_p(zp)})") if np.isfinite(zp) else ""
+    rejects = bool(np.isfinite(zp) and zp < _alpha(v))
+    spiegel = (f"Spiegelhalter's test {'rejects' if rejects else 'does not reject'} calibrated risks "
+               f"(z = {format_metric('Spiegelhalter z', z)}, {_p_words(zp)})") if np.isfinite(zp) else ""
     tail = f". {spiegel}." if spiegel else "."
     if _has_ci(s_lo, s_hi) and s_hi < 0:
         return "problem", f"Worse than giving everyone the event rate: {text}{tail}"
+    if rejects:
+        # the Brier score mixes calibration and discrimination; a rejected test of calibration
+        # is a problem whatever the score
+        return "problem", (f"The risks are not calibrated by Spiegelhalter's test, whatever their accuracy: "
+                           f"{text}{tail}")
     if not _has_ci(s_lo, s_hi) or s_lo <= 0:
         return "uncertain", f"Not clearly better than giving everyone the event rate: {text}{tail}"
     return "ok", text[0].upper() + text[1:] + tail
@@ -251,28 +385,59 @@ def _segments(thresholds, mask):
     return out
 
 
-def useful_thresholds(v, *, cls=None):
-    """The thresholds (as (first, last) runs) at which the model's net benefit exceeds both
-    treating everyone and treating no one (point estimates)."""
+def _nb_rows(v, cls, group):
+    nb = v.net_benefit
+    if not len(nb):
+        return nb
+    return nb[(nb["class"] == cls) & (nb["group"].isna() if group is None else nb["group"] == group)]
+
+
+def useful_thresholds(v, *, cls=None, group=None, min_run=None):
+    """The thresholds, as (first, last) runs inside ``v.settings["thresholds"]``, at which the
+    model's net benefit is shown to exceed both treating everyone and treating no one: the lower
+    end of the interval of the difference is above 0 at each of at least ``min_run``
+    consecutive thresholds (default :data:`calibdash.clinical.validation.USEFUL_MIN_RUN`)."""
+    from calibdash.clinical.validation import USEFUL_MIN_RUN
+
     cls = select_class(v, cls)
-    d = v.decision_curve[v.decision_curve["class"] == cls]
-    wide = d.pivot(index="threshold", columns="strategy", values="net_benefit").sort_index()
-    mask = (wide["model"] > wide["treat all"]) & (wide["model"] > wide["treat none"])
-    return _segments(wide.index.to_numpy(), mask.to_numpy())
+    d = _nb_rows(v, cls, group).sort_values("threshold")
+    d = d[d["in_range"]]
+    mask = (d["difference_low"] > 0).to_numpy()
+    runs = _segments(d["threshold"].to_numpy(), mask)
+    need = USEFUL_MIN_RUN if min_run is None else min_run
+    step = 0.01
+    return [(a, b) for a, b in runs if round((b - a) / step) + 1 >= need]
 
 
 def _usefulness(v, cls, group):
-    if group is not None:
-        return "uncertain", ("Net benefit is computed for the whole data only; read the decision curve there.")
-    runs = useful_thresholds(v, cls=cls)
-    if not runs:
-        return "problem", ("At no threshold from 1% to 99% does the model have a higher net benefit than treating "
-                           "everyone or no one: acting on its risks would not help.")
-    spans = [f"{_pct(a)} to {_pct(b)}" if a != b else _pct(a) for a, b in runs[:4]]
-    spans = ", ".join(spans[:-1]) + " and " + spans[-1] if len(spans) > 1 else spans[0]
-    more = " and elsewhere" if len(runs) > 4 else ""
-    return "ok", (f"The model has a higher net benefit than treating everyone or no one at thresholds of {spans}"
-                  f"{more}; read the decision curve at the risk at which clinicians would act.")
+    low, high = v.settings.get("thresholds", (0.05, 0.5))
+    span = f"{_pct(low)} to {_pct(high)}"
+    d = _nb_rows(v, cls, group)
+    if not len(d) or "difference_low" not in d:
+        return "uncertain", "Net benefit was not computed for these data."
+    d = d[d["in_range"]].sort_values("threshold")
+    if not d["difference_low"].notna().any():
+        return "uncertain", (f"Without bootstrap intervals the net benefit over thresholds {span} cannot be judged; "
+                             "read the decision curve.")
+    runs = useful_thresholds(v, cls=cls, group=group)
+    if runs:
+        spans = [f"{_pct(a)} to {_pct(b)}" for a, b in runs[:4]]
+        spans = ", ".join(spans[:-1]) + " and " + spans[-1] if len(spans) > 1 else spans[0]
+        # the threshold in the runs where the lower end is largest, as the example
+        inside = d[np.any([(d["threshold"] >= a) & (d["threshold"] <= b) for a, b in runs], axis=0)]
+        best = inside.loc[inside["difference_low"].idxmax()]
+        ci = level_words(v)
+        return "ok", (f"Useful at thresholds of {spans} (within the range {span} set for this decision): there the "
+                      "model's net benefit is above the better of treating everyone and no one, interval included; "
+                      f"e.g. at {_pct(best['threshold'])} by {100 * best['difference']:.1f} true positives per 100 "
+                      f"patients ({ci} {100 * best['difference_low']:.1f} to {100 * best['difference_high']:.1f}), "
+                      f"{best['avoided_per_100']:.0f} net interventions avoided per 100 against treating everyone.")
+    if (d["difference_high"] < 0).all():
+        return "problem", (f"Not useful: at every threshold from {span} the model's net benefit is below that of treating "
+                           "everyone or no one, interval included.")
+    return "uncertain", (f"Usefulness not shown: at no stretch of thresholds within {span} is the model's net benefit "
+                         "clearly above both treating everyone and treating no one (the intervals of the difference "
+                         "reach 0); read the decision curve at the threshold at which clinicians would act.")
 
 
 def _shortfalls(table):
@@ -286,7 +451,7 @@ def _shortfalls(table):
                 continue
             need = (f"; about {r['rows_needed']:,.0f} rows would reach it" if np.isfinite(r["rows_needed"]) else "")
             out.append(f"the interval of {r['metric']} is {r['achieved']:.3g} wide (target at most {r['target']:g}{need})")
-        else:
+        elif r["metric"] in ("events", "non-events"):
             out.append(f"{r['achieved']:,.0f} {r['metric']} (at least {r['target']:,.0f} recommended)")
     return out
 
@@ -297,19 +462,36 @@ def _reason(note):
     return rest if sep and head in ("imprecise", "not judged") else str(note)
 
 
+def _counts(v, cls):
+    table = v.sample_size[v.sample_size["class"] == cls]
+    counts = table[table["metric"].isin(["events", "non-events"])]
+    events = int(counts.loc[counts["metric"] == "events", "achieved"].iloc[0])
+    non_events = int(counts.loc[counts["metric"] == "non-events", "achieved"].iloc[0])
+    return events, non_events
+
+
 def _is_small(v, cls, group):
     """Whether the block or group has fewer events or non-events than recommended."""
     if group is not None:
         return group_info(v, cls, group)["status"] != "judged"
-    table = v.sample_size[v.sample_size["class"] == cls]
-    return bool(table[~table["metric"].isin(list(TARGETS))]["achieved"].min() < MIN_EVENTS)
+    return min(_counts(v, cls)) < MIN_EVENTS
+
+
+def _too_few(v, cls, group):
+    """Fewer events or non-events than the validation needs to judge anything (the rule of groups,
+    applied to the whole data too)."""
+    from calibdash.clinical.validation import MIN_GROUP_EVENTS
+
+    if group is not None:
+        return group_info(v, cls, group)["status"] == "too small"
+    return min(_counts(v, cls)) < MIN_GROUP_EVENTS
 
 
 def _sample_size(v, cls, group):
     if group is not None:
         info = group_info(v, cls, group)
         if info["status"] == "too small":
-            return "problem", f"Too small to judge: {_reason(info['note'])}."
+            return "uncertain", f"Too few events to judge: {_reason(info['note'])}."
         if info["status"] == "imprecise":
             return "uncertain", f"The numbers are imprecise: {_reason(info['note'])}."
         rows = metric_rows(v, cls, group)
@@ -321,24 +503,30 @@ def _sample_size(v, cls, group):
         if short:
             return "uncertain", "The numbers are imprecise: " + "; ".join(short) + "."
         return "ok", f"{int(info['n']):,} rows with {int(info['events']):,} events meet Riley et al.'s (2021) precision targets."
-    status, text = _sample_size_status(v, cls)
-    return status, text
+    return _sample_size_status(v, cls)
+
+
+def _assumption(table):
+    """At which values the rows needed were computed (the sample-size table's ``assumption``)."""
+    if "assumption" not in table:
+        return ""
+    values = [str(a) for a in table["assumption"].dropna().unique() if str(a)]
+    return f" (rows needed computed {values[0]})" if values else ""
 
 
 def _sample_size_status(v, cls):
     table = v.sample_size[v.sample_size["class"] == cls]
-    counts = table[~table["metric"].isin(list(TARGETS))]
-    fewest = int(counts["achieved"].min())
-    events = int(counts.loc[counts["metric"] == "events", "achieved"].iloc[0])
-    non_events = int(counts.loc[counts["metric"] == "non-events", "achieved"].iloc[0])
+    events, non_events = _counts(v, cls)
+    fewest = min(events, non_events)
     short = _shortfalls(table)
     if fewest < MIN_EVENTS:
-        return "problem", (f"Too small to judge: {events:,} events and {non_events:,} non-events; at least "
-                           f"{MIN_EVENTS} of each are recommended for a validation (Collins et al. 2016, Riley et al. "
-                           "2021). Every interval is wide and the verdicts above are tentative.")
+        return ("uncertain" if _too_few(v, cls, None) else "problem"), (
+            f"Too small to judge: {events:,} event{'s' if events != 1 else ''} and {non_events:,} "
+            f"non-event{'s' if non_events != 1 else ''}; at least {MIN_EVENTS} of each are recommended for a validation "
+            "(Collins et al. 2016, Riley et al. 2021). Every interval is wide and the verdicts above are tentative.")
     if short:
         return "uncertain", ("The numbers are imprecise against the targets of Riley et al. (2021): "
-                             + "; ".join(short) + ". Read the intervals rather than the estimates.")
+                             + "; ".join(short) + _assumption(table) + ". Read the intervals rather than the estimates.")
     return "ok", (f"{events:,} events and {non_events:,} non-events: every precision target of Riley et al. (2021) is met.")
 
 
@@ -363,25 +551,53 @@ def hierarchy_verdicts(v, *, cls=None, group=None):
     cls = select_class(v, cls)
     group = select_group(v, cls, group)
     rows = metric_rows(v, cls, group)
-    too_small = group is not None and group_info(v, cls, group)["status"] == "too small"
+    too_few = _too_few(v, cls, group)
     makers = {
-        "mean calibration": lambda: _mean_calibration(v, rows),
-        "weak calibration": lambda: _weak_calibration(v, rows),
+        "mean calibration": lambda: _mean_calibration(v, rows, cls, group),
+        "weak calibration": lambda: _weak_calibration(v, rows, cls, group),
         "moderate calibration": lambda: _moderate_calibration(v, rows, _is_small(v, cls, group)),
-        "discrimination": lambda: _discrimination(v, rows),
+        "discrimination": lambda: _discrimination(v, rows, cls, group),
         "overall accuracy": lambda: _overall(v, rows),
         "clinical usefulness": lambda: _usefulness(v, cls, group),
         "sample size": lambda: _sample_size(v, cls, group),
     }
     out = []
     for level, metrics in LEVELS.items():
-        if too_small and level != "sample size":
-            status, text = "uncertain", "Not judged: the group is too small."
+        if too_few and level != "sample size":
+            status, text = "uncertain", ("Too few events to judge: with fewer than 10 events or non-events the numbers "
+                                         "are shown without intervals and not judged.")
         else:
             status, text = makers[level]()
         out.append({"level": level, "verdict": text, "status": status, "metrics": list(metrics)})
     return out
 
+
+# ----------------------------------------------------------------------------- groups and centres
+_FINDING_METRICS = (("O:E", 1.0, "risks too low on average", "risks too high on average"),
+                    ("calibration slope", 1.0, "risks too modest (slope above 1)", "risks too extreme (slope below 1)"))
+
+
+def group_findings(v, *, cls=None):
+    """One plain sentence per judged subgroup or centre whose O:E or calibration slope interval
+    excludes 1, naming it, what is off and the numbers (e.g. "hospital C: risks too low on
+    average, O:E 2.87 (95% CI 2.41 to 3.40)"); empty when none is."""
+    cls = select_class(v, cls)
+    if not len(v.groups):
+        return []
+    what = "Centre" if v.clusters else "Group"
+    out = []
+    for _, g in v.groups[v.groups["class"] == cls].iterrows():
+        if g["status"] == "too small":
+            continue
+        rows = metric_rows(v, cls, str(g["group"]))
+        findings = []
+        for name, ideal, above, below in _FINDING_METRICS:
+            e, lo, hi = _estimate(rows, name)
+            if _has_ci(lo, hi) and (lo > ideal or hi < ideal):
+                findings.append(f"{above if lo > ideal else below}, {_with_ci(v, name, e, lo, hi, name)}")
+        if findings:
+            out.append(f"{what} {g['group']!r} ({int(g['n']):,} patients): " + "; ".join(findings) + ".")
+    return out
 
 
 def sample_size_text(v, *, cls=None):
