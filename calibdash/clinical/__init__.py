@@ -7,7 +7,9 @@ subgroups, with the reference numbers of R (``rms::val.prob``, ``glm``, ``loess`
   summaries, net benefit;
 - :mod:`~calibdash.clinical.logistic`: calibration-in-the-large, the slope, heterogeneity tests;
 - :mod:`~calibdash.clinical.loess`: R's loess (through scikit-misc);
-- :mod:`~calibdash.clinical.sample_size`: Riley's precision targets.
+- :mod:`~calibdash.clinical.sample_size`: Riley's precision targets;
+- :mod:`~calibdash.clinical.meta`: the random-effects meta-analysis of per-centre results
+  (REML, Hartung-Knapp, prediction interval; R's ``metafor``).
 """
 
 from calibdash.clinical.validation import METRICS, RiskValidation, validate_risk_model
