@@ -124,6 +124,10 @@ def fit_logistic(X, y, *, offset=None):
         cov = np.full((k, k), np.nan)
     if np.any(np.abs(beta) > 50):  # a separated fit runs off towards infinity
         converged = False
+    # ... or stops early on a flat likelihood: a standard error above 1,000 on the logit scale
+    # is quasi-separation (a 6-row separated centre gave b = 43 with se 8e5), not an estimate
+    if not np.all(np.isfinite(np.diag(cov))) or np.any(np.diag(cov) > 1e6):
+        converged = False
     return LogisticFit(coef=beta, loglik=ll, covariance=cov, converged=converged)
 
 

@@ -79,6 +79,9 @@ _SAMPLE_SIZE_AT_OBSERVED = "oe" in __import__("inspect").signature(sample_size_t
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "LevelsCurve",
+    "SampleAnalysis",
+    "analyse_sample",
+    "cluster_rows",
     "clopper_pearson",
     "METRICS",
     "MAX_GROUPS",
@@ -658,7 +661,7 @@ def _stack(parts, k):
 
 
 @dataclass
-class _Analysis:
+class SampleAnalysis:
     """What :func:`_analyse` returns for one sample (the whole data or one group)."""
 
     values: dict  # metric -> (estimate, ci_low, ci_high)
@@ -673,14 +676,30 @@ class _Analysis:
     notes: list
 
 
-def _analyse(p, y, *, n_resamples, seed, level, method, clusters=None, curve_grid=None, thresholds=None,
-             n_jobs=1, on_chunk=None):
-    """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample.
+def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=None, curve_grid=None,
+                   thresholds=None, n_jobs=1, on_chunk=None):
+    """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample:
+    the part of :func:`validate_risk_model` that analyses the whole data or one group.
+
+    Parameters
+    ----------
+    p, y : ndarray of shape (n,)
+        Risks and 0/1 outcomes.
+    n_resamples : int
+    seed : int or numpy.random.SeedSequence
+    level : float
+    method : {"loess", "levels", "none"}
+        The calibration curve (see :func:`validate_risk_model`).
+    clusters : list of ndarray, optional
+        The rows of each centre (:func:`cluster_rows`): the bootstrap then resamples centres,
+        and calibration-in-the-large, slope and AUROC get cluster-bootstrap intervals too.
 
     With fewer than :data:`MIN_GROUP_EVENTS` events or non-events only point estimates are
     given: no interval the data cannot support (DeLong's and the bootstrap's need events to
     resample; the profile intervals of a handful of events are unbounded).
     """
+    if not isinstance(seed, np.random.SeedSequence):
+        seed = np.random.SeedSequence(seed)
     notes = []
     est, curve = _point_statistics(p, y, method)
     est = np.asarray(est, dtype=float)
@@ -698,7 +717,7 @@ def _analyse(p, y, *, n_resamples, seed, level, method, clusters=None, curve_gri
     values["Spiegelhalter z"] = (sp.statistic, np.nan, np.nan)
     pvalues = {"Spiegelhalter z": sp.pvalue, "ICI": np.nan}
     resamples, methods = {}, {}
-    empty = _Analysis(values, pvalues, resamples, methods, curve, None, None, None, 0, notes)
+    empty = SampleAnalysis(values, pvalues, resamples, methods, curve, None, None, None, 0, notes)
     if few:
         for name in METRICS:
             e = values[name][0]
@@ -746,7 +765,14 @@ def _analyse(p, y, *, n_resamples, seed, level, method, clusters=None, curve_gri
         notes.append(f"{failed} of {n_resamples:,} bootstrap resamples could not be analysed (e.g. a resample that "
                      "lost a risk level made the curve singular); the intervals rest on the others (the "
                      "'resamples' column counts them).")
-    return _Analysis(values, pvalues, resamples, methods, curve, curve_draws, nb_draws, all_draws, failed, notes)
+    return SampleAnalysis(values, pvalues, resamples, methods, curve, curve_draws, nb_draws, all_draws, failed, notes)
+
+
+def cluster_rows(labels):
+    """The rows of each centre, in sorted order of the labels (None: in no centre)."""
+    labels = np.asarray(labels, dtype=object)
+    names = sorted({g for g in labels if g is not None})
+    return [np.flatnonzero(labels == g) for g in names]
 
 
 def _metric_rows(cls, group, analysis, n, events, note):
@@ -938,18 +964,17 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             which = ("event" if events <= n - events else "non-event") + ("s" if fewest != 1 else "")
             notes.append(f"Class {cls!r}: {fewest} {which}; with fewer than "
                          f"{MIN_GROUP_EVENTS} the numbers are given without intervals and nothing is judged.")
-        cluster_rows = None
+        centre_rows = None
         if cluster_name is not None:
-            codes = [np.flatnonzero(np.asarray(group_of == g, dtype=bool)) for g in levels]
-            cluster_rows = codes
+            centre_rows = cluster_rows(group_of)
             if len(levels) < MIN_CLUSTERS_BOOTSTRAP:
                 notes.append(f"Only {len(levels)} centres: the cluster bootstrap resamples so few centres that its "
                              "intervals are crude; read the meta-analysis (its Hartung-Knapp interval and prediction "
                              "interval allow for the few centres).")
         block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
-        whole = _analyse(
-            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, clusters=cluster_rows,
+        whole = analyse_sample(
+            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, clusters=centre_rows,
             curve_grid=grid if method == "loess" else None, thresholds=THRESHOLDS, n_jobs=n_jobs,
             on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
         notes += [f"Class {cls!r}, whole data: {note}" for note in whole.notes]
@@ -984,7 +1009,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
             judged.append(rows)
             g_method = method if method != "loess" or _fit_curve(pg, yg, "loess") is not None else (
                 "levels" if len(np.unique(pg)) <= GROUPED_MAX_LEVELS else "none")
-            ga = _analyse(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
+            ga = analyse_sample(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
                           thresholds=THRESHOLDS, n_jobs=n_jobs,
                           on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
             notes += [f"Class {cls!r}, group {g!r}: {note}" for note in ga.notes]

@@ -222,6 +222,89 @@ REFERENCES = {
             'at least 100 events and 100 non-events for a validation',
         ),
         Reference(
+            'debray2017guide',
+            'T. P. A. Debray, J. A. A. G. Damen, K. I. E. Snell, J. Ensor, L. Hooft, J. B. Reitsma, R. D. Riley and K. G. '
+            'M. Moons. A guide to systematic review and meta-analysis of prediction model performance. BMJ 356 (2017) '
+            'i6460.',
+            'https://doi.org/10.1136/bmj.i6460',
+            """@article{debray2017guide,
+  author  = {Debray, Thomas P. A. and Damen, Johanna A. A. G. and Snell, Kym I. E. and Ensor, Joie and Hooft, Lotty and
+             Reitsma, Johannes B. and Riley, Richard D. and Moons, Karel G. M.},
+  title   = {A guide to systematic review and meta-analysis of prediction model performance},
+  journal = {BMJ},
+  volume  = {356},
+  pages   = {i6460},
+  year    = {2017},
+  doi     = {10.1136/bmj.i6460}
+}""",
+            'the per-centre inputs of the random-effects meta-analysis (log O:E, logit AUROC, calibration-in-the-large, slope)',
+        ),
+        Reference(
+            'hartung2001refined',
+            'J. Hartung and G. Knapp. A refined method for the meta-analysis of controlled clinical trials with binary '
+            'outcome. Statistics in Medicine 20 (2001) 3875-3889.',
+            'https://doi.org/10.1002/sim.1009',
+            """@article{hartung2001refined,
+  author  = {Hartung, Joachim and Knapp, Guido},
+  title   = {A refined method for the meta-analysis of controlled clinical trials with binary outcome},
+  journal = {Statistics in Medicine},
+  volume  = {20},
+  number  = {24},
+  pages   = {3875--3889},
+  year    = {2001},
+  doi     = {10.1002/sim.1009}
+}""",
+            'the Hartung-Knapp interval of the pooled estimate',
+        ),
+        Reference(
+            'riley2011interpretation',
+            'R. D. Riley, J. P. T. Higgins and J. J. Deeks. Interpretation of random effects meta-analyses. BMJ 342 (2011) d549.',
+            'https://doi.org/10.1136/bmj.d549',
+            """@article{riley2011interpretation,
+  author  = {Riley, Richard D. and Higgins, Julian P. T. and Deeks, Jonathan J.},
+  title   = {Interpretation of random effects meta-analyses},
+  journal = {BMJ},
+  volume  = {342},
+  pages   = {d549},
+  year    = {2011},
+  doi     = {10.1136/bmj.d549}
+}""",
+            "the prediction interval: the range of a new centre's value",
+        ),
+        Reference(
+            'vickers2019simple',
+            'A. J. Vickers, B. van Calster and E. W. Steyerberg. A simple, step-by-step guide to interpreting decision '
+            'curve analysis. Diagnostic and Prognostic Research 3 (2019) 18.',
+            'https://doi.org/10.1186/s41512-019-0064-7',
+            """@article{vickers2019simple,
+  author  = {Vickers, Andrew J. and van Calster, Ben and Steyerberg, Ewout W.},
+  title   = {A simple, step-by-step guide to interpreting decision curve analysis},
+  journal = {Diagnostic and Prognostic Research},
+  volume  = {3},
+  pages   = {18},
+  year    = {2019},
+  doi     = {10.1186/s41512-019-0064-7}
+}""",
+            'the range of thresholds fixed before the decision curve is read; net interventions avoided',
+        ),
+        Reference(
+            'clopper1934use',
+            'C. J. Clopper and E. S. Pearson. The use of confidence or fiducial limits illustrated in the case of the '
+            'binomial. Biometrika 26 (1934) 404-413.',
+            'https://doi.org/10.1093/biomet/26.4.404',
+            """@article{clopper1934use,
+  author  = {Clopper, C. J. and Pearson, E. S.},
+  title   = {The use of confidence or fiducial limits illustrated in the case of the binomial},
+  journal = {Biometrika},
+  volume  = {26},
+  number  = {4},
+  pages   = {404--413},
+  year    = {1934},
+  doi     = {10.1093/biomet/26.4.404}
+}""",
+            'the exact intervals of the grouped points of the calibration plot',
+        ),
+        Reference(
             'vickers2006decision',
             'A. J. Vickers and E. B. Elkin. Decision curve analysis: a novel method for evaluating prediction'
             ' models. Medical Decision Making 26 (2006) 565-574.',
@@ -299,7 +382,8 @@ CORE = "gruber2025optimizing"
 # order the report cites them; the core paper is cited for the risk-optimised calibration error.
 VALIDATION_REFERENCES = ("collins2024tripodai", "vancalster2019calibration", "austin2019integrated", "riley2021minimum",
                          "collins2016sample", "delong1988comparing", "spiegelhalter1986probabilistic",
-                         "vickers2006decision", CORE)
+                         "vickers2006decision", "vickers2019simple", "debray2017guide", "hartung2001refined",
+                         "riley2011interpretation", "clopper1934use", CORE)
 
 
 def reference_keys(name):

@@ -254,3 +254,13 @@ def test_net_benefit_per_group():
     expected = np.sum(treat & (yb == 1)) / 300 - np.sum(treat & (yb == 0)) / 300 * 0.3 / 0.7
     assert rows["model"] == pytest.approx(expected, abs=1e-12)
     assert isinstance(v.decision_curve, pd.DataFrame) and set(v.decision_curve["group"].dropna()) == {"a", "b", "c"}
+
+
+def test_separated_slope_is_not_an_estimate():
+    """A perfectly separated sample has no finite slope: NaN, not b = 43 with se 8e5."""
+    p = np.array([0.1, 0.2, 0.3, 0.6, 0.7, 0.8])
+    y = np.array([0, 0, 0, 1, 1, 1.0])
+    assert not calibration_slope(p, y).converged and np.isnan(calibration_slope(p, y).estimate)
+    rng = np.random.default_rng(12)
+    q = rng.uniform(0.05, 0.95, 300)
+    assert calibration_slope(q, (rng.random(300) < q).astype(float)).converged
