@@ -3,8 +3,8 @@ is true (power), on simulations with known answers (issue 24, item 2).
 
 Measured when written (seeds below; docs/clinical.md has the table):
 - noise model (risks uniform 0.05-0.6, outcomes independent at 30%, n = 600, 200 resamples),
-  200 draws: "useful" 0 of 200; discrimination "ok" (better than chance) 5 of 200 and
-  "problem" (worse than chance) 4 of 200, otherwise "uncertain";
+  200 draws: "useful" 0 of 200; discrimination "ok" (better than chance) 3 of 200 and
+  "problem" (worse than chance) 5 of 200, otherwise "uncertain";
 - a useful model (calibrated, AUROC about 0.8, 30% events, n = 600), 100 draws: "useful" in
   100 of 100;
 - three hospitals, each calibrated in slope, one shifted by +1.5 on the logit scale: the
