@@ -161,7 +161,7 @@ class RiskValidation:
         resamples reach the point (at the very ends of the range).
     distribution : DataFrame
         The distribution of predicted risk by outcome: ``class``, ``bin_low``, ``bin_high``,
-        ``events``, ``non_events``.
+        ``events``, ``non_events``; 50 bins from 0 to the largest risk rounded up to 0.05.
     decision_curve : DataFrame
         Net benefit over the thresholds 0.01 to 0.99: ``class``, ``threshold``, ``strategy``
         (``"model"``, ``"treat all"``, ``"treat none"``), ``net_benefit``, ``ci_low``,
@@ -754,6 +754,7 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=N
             low = 0.0
         values[name] = (e, low, q_hi)
     values["Emax"] = (values["Emax"][0], np.nan, np.nan)
+    resamples["Emax"] = 0  # no interval, so it rests on no resample
     if clusters is not None:
         for j, name in enumerate(_CLUSTERED, start=len(_BOOTSTRAPPED)):
             values[name] = (values[name][0], lo[j], hi[j])
@@ -1131,7 +1132,10 @@ def _curve_frame(cls, grid, fitted, draws, level):
 
 
 def _distribution_frame(cls, p, y):
-    edges = np.linspace(0, 1, HIST_BINS + 1)
+    # bins over [0, the largest risk rounded up to 5 points], so that a zoomed plot of a rare
+    # outcome's risks still has HIST_BINS bars
+    upper = min(1.0, np.ceil(float(np.max(p)) * 20 + 1e-9) / 20) if np.max(p) > 0 else 1.0
+    edges = np.linspace(0, upper, HIST_BINS + 1)
     ev, _ = np.histogram(p[y == 1], bins=edges)
     ne, _ = np.histogram(p[y == 0], bins=edges)
     return pd.DataFrame({"class": cls, "bin_low": edges[:-1], "bin_high": edges[1:], "events": ev, "non_events": ne})

@@ -214,16 +214,16 @@ def _mean_calibration(v, rows, cls, group):
             if not _has_ci(a_lo, a_hi):
                 return "uncertain", f"Mean calibration cannot be judged without an interval: {oe}."
     het = _heterogeneity(v, cls, group)
-    tail = f"; {_differ_words(v, het)}" if "calibration-in-the-large" in het else ""
+    tail = f" Note that {_differ_words(v, het)}." if "calibration-in-the-large" in het else ""
     if above:
-        return "problem", f"Predicted risks are too low on average: {oe}{tail}."
+        return "problem", f"Predicted risks are too low on average: {oe}.{tail}"
     if below:
-        return "problem", f"Predicted risks are too high on average: {oe}{tail}."
-    text = f"No evidence of over- or underestimation on average: {oe}; the data are consistent with 1{tail}"
+        return "problem", f"Predicted risks are too high on average: {oe}.{tail}"
+    text = f"No evidence of over- or underestimation on average: {oe}; the data are consistent with 1"
     if np.isfinite(width) and width > TARGETS["O:E"]:
         return "uncertain", (f"{text}, but the interval is {width:.3g} wide (target at most {TARGETS['O:E']:g}): "
-                             "the average could still be clearly off.")
-    return "ok", text + "."
+                             f"the average could still be clearly off.{tail}")
+    return "ok", f"{text}.{tail}"
 
 
 def _curve_shape(v, cls, group):
@@ -590,8 +590,14 @@ def group_findings(v, *, cls=None):
         if g["status"] == "too small":
             continue
         rows = metric_rows(v, cls, str(g["group"]))
+        if v.clusters and len(v.centres):
+            # a centre's numbers as the meta-analysis and its forest plot give them
+            c = v.centres[(v.centres["class"] == cls) & (v.centres["cluster"] == str(g["group"]))]
+            rows = c.set_index("metric")
         findings = []
         for name, ideal, above, below in _FINDING_METRICS:
+            if name not in rows.index:
+                continue
             e, lo, hi = _estimate(rows, name)
             if _has_ci(lo, hi) and (lo > ideal or hi < ideal):
                 findings.append(f"{above if lo > ideal else below}, {_with_ci(v, name, e, lo, hi, name)}")

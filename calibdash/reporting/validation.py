@@ -3,13 +3,15 @@ and its metrics as CSV.
 
 The sections follow TRIPOD+AI's items on model performance (Collins et al., BMJ 2024): the
 data and outcome, the sample size's adequacy, the calibration hierarchy, discrimination,
-clinical usefulness, subgroups, and the provenance a reviewer needs to rerun the numbers.
+clinical usefulness, subgroups, centres (a random-effects meta-analysis, when the validation was
+run with ``clusters=``), the recalibration that would fix the risks, and the provenance a
+reviewer needs to rerun the numbers.
 The sentences, tables and figures are those of :mod:`calibdash.display.clinical`, so that the
 report says what the app shows.
 
 Like :func:`calibdash.report`, it works offline: plotly.js is inline once, the fonts are the
 system's, and links to papers are plain links. Every name from the user's data (source,
-classes, groups) is HTML-escaped.
+classes, groups, centres) is HTML-escaped.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import datetime as _dt
 import html
 
 import numpy as np
+import pandas as pd
 
 from calibdash.clinical.sample_size import MIN_EVENTS
 from calibdash.clinical.validation import MIN_GROUP_EVENTS
 from calibdash.display import clinical as dc
+from calibdash.display.meta import pooled_forest_figure
 from calibdash.errors import InputError
 from calibdash.io.export import csv_text
 from calibdash.reporting.html import MADE_BY
@@ -29,18 +33,19 @@ from calibdash.reporting.references import REFERENCES, VALIDATION_REFERENCES
 
 __all__ = ["validation_report", "metrics_csv", "SECTIONS"]
 
-# (anchor, heading) of the report's sections, in TRIPOD+AI's order.
+# (anchor, heading) of the report's sections, in TRIPOD+AI's order; numbered as shown. "centres"
+# replaces "subgroups" when the validation was run with clusters (groups and centres are exclusive).
 SECTIONS = (
-    ("data", "1. Data and outcome"),
-    ("sample-size", "2. Sample size"),
-    ("calibration", "3. Calibration"),
-    ("discrimination", "4. Discrimination and overall accuracy"),
-    ("usefulness", "5. Clinical usefulness"),
-    ("subgroups", "6. Subgroups"),
-    ("provenance", "7. Provenance"),
+    ("data", "Data and outcome"),
+    ("sample-size", "Sample size"),
+    ("calibration", "Calibration"),
+    ("discrimination", "Discrimination and overall accuracy"),
+    ("usefulness", "Clinical usefulness"),
+    ("subgroups", "Subgroups"),
+    ("centres", "Centres"),
+    ("recalibration", "Recalibration"),
+    ("provenance", "Provenance"),
 )
-# Thresholds at which the report tabulates net benefit (the figure shows all of them).
-TABLE_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 # The metrics tabulated per group (the full table per group is in the CSV).
 GROUP_METRICS = ("O:E", "calibration-in-the-large", "calibration slope", "ICI", "AUROC")
 
@@ -64,7 +69,8 @@ li.status-uncertain { border-left-color: #ff7f0e !important; }
 figure { margin: 1rem 0; }
 figcaption { color: #555; font-size: .88rem; margin-top: .3rem; }
 """
-_STATUS_WORDS = {"ok": "fine", "problem": "problem", "uncertain": "uncertain"}
+# The metrics of the pooled forest plots, in the order of v.pooled.
+POOLED_METRICS = ("O:E", "calibration-in-the-large", "calibration slope", "AUROC")
 
 
 def metrics_csv(v):
@@ -81,8 +87,12 @@ def _e(value):
     return html.escape(str(value), quote=True)
 
 
-def _table(header, rows, numeric=()):
-    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
+def _table(header, rows, numeric=(), *, titles=None, data=None):
+    """An HTML table; ``titles`` maps a header to its tooltip, ``data`` names the table
+    (``data-table``) for readers and tests."""
+    titles = titles or {}
+    head = "".join(f'<th title="{_e(titles[h])}">{_e(h)}</th>' if h in titles else f"<th>{_e(h)}</th>" for h in header)
+    out = [f'<table data-table="{_e(data)}">' if data else "<table>", "<thead><tr>", head, "</tr></thead><tbody>"]
     for row in rows:
         cells = "".join(("<td class=\"num\">" if i in numeric else "<td>") + f"{_e(c)}</td>" for i, c in enumerate(row))
         out.append(f"<tr>{cells}</tr>")
@@ -90,9 +100,9 @@ def _table(header, rows, numeric=()):
     return "".join(out)
 
 
-def _frame_table(df, numeric=()):
+def _frame_table(df, numeric=(), *, data=None):
     return _table(list(df.columns), df.itertuples(index=False, name=None),
-                  numeric=[i for i, c in enumerate(df.columns) if c in numeric])
+                  numeric=[i for i, c in enumerate(df.columns) if c in numeric], data=data)
 
 
 def _kv(pairs):
@@ -103,7 +113,7 @@ def _verdicts(items):
     out = ['<ul class="verdicts">']
     for item in items:
         out.append(f'<li class="status-{_e(item["status"])}" data-level="{_e(item["level"])}"><strong>{_e(item["level"])}'
-                   f" ({_STATUS_WORDS.get(item['status'], item['status'])}):</strong> {_e(item['verdict'])}</li>")
+                   f" ({_e(item['status'])}):</strong> {_e(item['verdict'])}</li>")
     out.append("</ul>")
     return "".join(out)
 
@@ -139,7 +149,10 @@ def _data_section(v, predictions):
     rows = []
     for cls in v.classes:
         r = whole[whole["class"] == cls].iloc[0]
+        g = v.grouped[(v.grouped["class"] == cls) & v.grouped["group"].isna()] if len(v.grouped) else v.grouped
+        mean_risk = float((g["mean_risk"] * g["n"]).sum() / g["n"].sum()) if len(g) else np.nan
         rows.append((cls, f"{int(r['n']):,}", f"{int(r['events']):,}", f"{int(r['non_events']):,}",
+                     _num(100 * mean_risk, ".1f") + "%" if np.isfinite(mean_risk) else "",
                      f"{r['events'] / r['n']:.1%}"))
     multiclass = len(v.classes) > 1
     read = ["Each class is validated against all the others (one block per class)." if multiclass else
@@ -151,35 +164,85 @@ def _data_section(v, predictions):
         read += [str(n) for n in predictions.notes]
     pairs = [("source", v.source_name), ("rows", f"{v.n:,}"),
              ("outcome (positive class)" if not multiclass else "classes validated", ", ".join(v.classes)),
-             ("grouping column", v.group_name or "none")]
+             ("grouping column (subgroups)", "none" if v.clusters else (v.group_name or "none")),
+             ("centre column (clusters)", v.clusters or "none")]
     if predictions is not None:
         pairs.insert(2, ("class names in the file", ", ".join(predictions.class_names)))
     return (_kv(pairs)
-            + _table(["class", "rows", "events", "non-events", "event rate"], rows, numeric=(1, 2, 3, 4))
-            + "<p>How the input was read:</p><ul>" + "".join(f"<li>{_e(t)}</li>" for t in read) + "</ul>")
+            + _table(["class", "rows", "events", "non-events", "mean predicted risk", "observed event rate"], rows,
+                     numeric=(1, 2, 3, 4, 5))
+            + '<p>How the input was read, and what the analysis could not estimate:</p><ul class="notes">'
+            + "".join(f"<li>{_e(t)}</li>" for t in read) + "</ul>")
 
 
 def _sample_size_section(v, cls, verdicts):
     t = v.sample_size[v.sample_size["class"] == cls]
-    rows = [(r["criterion"], _num(r["target"], "g"), _num(r["achieved"], ".3g"), "yes" if r["adequate"] else "no",
-             _num(r["rows_needed"], ",.0f")) for _, r in t.iterrows()]
+    # the values the rows needed were computed at (the observed O:E and slope), when the table says
+    assumed = "assumption" in t.columns
+    rows = [(r["criterion"], _num(r["target"], "g"),
+             _num(r["achieved"], ",.0f" if r["metric"] in ("events", "non-events") else ".3g"),
+             "yes" if r["adequate"] else "no", _num(r["rows_needed"], ",.0f"),
+             *([_text(r["assumption"])] if assumed else [])) for _, r in t.iterrows()]
+    header = ["criterion (Riley et al. 2021)", "target", "achieved", "met", "rows needed"]
     return (_verdicts([verdicts["sample size"]])
-            + _table(["criterion (Riley et al. 2021)", "target", "achieved", "met", "rows needed"], rows,
-                     numeric=(1, 2, 4))
+            + _table(header + (["rows needed computed at"] if assumed else []), rows, numeric=(1, 2, 4),
+                     data="sample-size")
             + '<p class="muted">Rows needed: what Riley et al.\'s formulas give for this event rate, C statistic and '
-              "distribution of risks, assuming a calibrated model; the counts follow Collins et al. (2016).</p>")
+              "distribution of risks"
+            + (", at the observed O:E and calibration slope (the last column), not at those of a calibrated model"
+               if assumed else "")
+            + "; the counts follow Collins et al. (2016).</p>")
 
 
-def _calibration_section(v, cls, verdicts, figs):
+def _text(value):
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _calibration_error_part(v, cls):
+    t = dc.calibration_error_table(v, cls=cls)
+    if not len(t):
+        return ""
+    return ('<h4 data-part="calibration-error">Risk-optimised calibration error (Gruber &amp; Bach 2025)</h4>'
+            f"<p>{_e(dc.CALIBRATION_ERROR_HELP)}</p>"
+            + _table(list(t.columns), t.itertuples(index=False, name=None), numeric=(2, 4),
+                     titles={dc.CALIBRATION_ERROR_HEADER: dc.CALIBRATION_ERROR_HELP}))
+
+
+def _calibration_section(v, cls, verdicts, figs, calibration_error):
     table = dc.metrics_table(v, cls=cls)
     calibration = table[table["metric"].isin([m for lv in ("mean calibration", "weak calibration",
                                                            "moderate calibration") for m in dc.LEVELS[lv]])]
-    return (_verdicts([verdicts[lv] for lv in ("mean calibration", "weak calibration", "moderate calibration")])
-            + _frame_table(calibration, numeric=("estimate", "p-value"))
-            + figs.add(dc.validation_curve_figure(v, cls=cls),
-                       "The flexible calibration curve (loess of the outcome on the predicted risk, span 0.75, degree "
-                       "2, as R's loess) with its bootstrap band, the diagonal of perfect calibration, and the numbers "
-                       "of events (up) and non-events (down) by predicted risk.", f"calibration curve {cls}"))
+    note = dc.curve_note(v, cls=cls)
+    method = v.curve_method.get(cls, "loess")
+    caption = ("The observed event rate against the mean predicted risk of "
+               + ("each distinct predicted risk" if _grouped_kind(v, cls) == "levels" else "each tenth of the patients "
+                  "by predicted risk")
+               + " with its exact (Clopper-Pearson) interval"
+               + (", over the flexible calibration curve (loess of the outcome on the predicted risk, span 0.75, "
+                  "degree 2, as R's loess) with its bootstrap band" if method == "loess" else
+                  " (no loess curve: see the note above)")
+               + "; the diagonal of perfect calibration; under it the numbers of events (up) and non-events (down) by "
+                 "predicted risk. The axes are zoomed to the range of the risks.")
+    g = dc.grouped_table(v, cls=cls)
+    out = [_verdicts([verdicts[lv] for lv in ("mean calibration", "weak calibration", "moderate calibration")]),
+           _frame_table(calibration, numeric=("estimate", "p-value")),
+           '<p class="muted">ICI, E50, E90 and Emax are differences of risk on the probability scale (0.01 is one '
+           "percentage point).</p>"]
+    if note:
+        out.append(f'<p class="note" data-note="curve">{_e(note)}</p>')
+    out.append(figs.add(dc.validation_curve_figure(v, cls=cls), caption, f"calibration curve {cls}"))
+    if len(g):
+        out.append("<p>The grouped points of the figure (risks and rates in % of patients):</p>")
+        out.append(_frame_table(g, numeric=("patients", "events", "mean predicted risk", "observed event rate"),
+                                data="grouped"))
+    if calibration_error:
+        out.append(_calibration_error_part(v, cls))
+    return "".join(out)
+
+
+def _grouped_kind(v, cls):
+    g = v.grouped[(v.grouped["class"] == cls) & v.grouped["group"].isna()] if len(v.grouped) else v.grouped
+    return str(g["kind"].iloc[0]) if len(g) else ""
 
 
 def _discrimination_section(v, cls, verdicts):
@@ -189,67 +252,135 @@ def _discrimination_section(v, cls, verdicts):
             + _frame_table(rows, numeric=("estimate", "p-value")))
 
 
+def _range_words(v):
+    low, high = v.settings["thresholds"]
+    return f"{100 * float(low):g}% to {100 * float(high):g}%"
+
+
+_NB_NUMERIC = ("model", "treat all", "difference from the better of treat all and treat none",
+               "net interventions avoided per 100 patients")
+
+
 def _usefulness_section(v, cls, verdicts, figs):
-    d = v.decision_curve[v.decision_curve["class"] == cls]
-    rows = []
-    for t in TABLE_THRESHOLDS:
-        at = d[np.isclose(d["threshold"], t)].set_index("strategy")
-        if at.empty:
-            continue
-        m = at.loc["model"]
-        rows.append((f"{t:.0%}", _num(m["net_benefit"], ".3f"),
-                     f"{_num(m['ci_low'], '.3f')} to {_num(m['ci_high'], '.3f')}" if np.isfinite(m["ci_low"]) else "",
-                     _num(at.loc["treat all", "net_benefit"], ".3f")))
+    nb = dc.net_benefit_table(v, cls=cls)
     return (_verdicts([verdicts["clinical usefulness"]])
+            + f'<p>Thresholds judged: <strong data-thresholds="range">{_e(_range_words(v))}</strong> (the risks at '
+              "which a clinician would act; set with <code>thresholds=</code>), shaded in the figure.</p>"
             + figs.add(dc.decision_curve_figure(v, cls=cls),
                        "Net benefit (true positives minus false positives weighted by the odds of the threshold, per "
                        "patient) of acting on the model's risk, of treating everyone and of treating no one, with "
-                       "bootstrap bands (Vickers & Elkin 2006).", f"decision curve {cls}")
-            + _table(["threshold", "net benefit of the model", _interval_words(v), "treat all"], rows, numeric=(1, 3)))
+                       "bootstrap bands (Vickers & Elkin 2006); the thresholds judged are shaded.",
+                       f"decision curve {cls}")
+            + "<p>Net benefit at thresholds in the range judged; net interventions avoided are the unnecessary "
+              "treatments the model spares per 100 patients, against treating everyone, at the same number of "
+              "events treated:</p>"
+            + _frame_table(nb, numeric=_NB_NUMERIC, data="net-benefit"))
+
+
+def _findings(v, cls, what):
+    found = v.group_findings(cls=cls)
+    if not found:
+        return f'<p data-findings="none">No {what} is off: no judged {what}\'s interval of O:E or calibration slope excludes 1.</p>'
+    return (f"<p>Findings per {what}:</p><ul class=\"findings\">" + "".join(f"<li>{_e(t)}</li>" for t in found)
+            + "</ul>")
+
+
+def _group_net_benefit(v, cls, what):
+    if not len(v.net_benefit):
+        return ""
+    nb = v.net_benefit[(v.net_benefit["class"] == cls) & v.net_benefit["group"].notna()]
+    judged = set(v.groups.loc[(v.groups["class"] == cls) & (v.groups["status"] != "too small"), "group"])
+    frames = []
+    for g in [g for g in dict.fromkeys(nb["group"]) if g in judged]:
+        t = dc.net_benefit_table(v, cls=cls, group=g)
+        t.insert(0, what, g)
+        frames.append(t)
+    if not frames:
+        return ""
+    table = pd.concat(frames, ignore_index=True)
+    return (f"<p>Net benefit per judged {what}, at thresholds in the range judged:</p>"
+            + _frame_table(table, numeric=_NB_NUMERIC, data="group-net-benefit"))
+
+
+def _groups_part(v, cls, figs, what):
+    """The per-group (or per-centre) results: findings, counts, metrics, forest plot,
+    heterogeneity and net benefit."""
+    g = v.groups[v.groups["class"] == cls]
+    column = "Centre column" if what == "centre" else "Grouping column"
+    out = [f"<p>{column}: <code>{_e(v.group_name)}</code>. {what.capitalize()}s with fewer than {MIN_GROUP_EVENTS} "
+           f"events or non-events are listed but not judged; {what}s with fewer than {MIN_EVENTS} are imprecise.</p>",
+           _findings(v, cls, what),
+           _table([what, "rows", "events", "non-events", "status", "note"],
+                  [(r["group"], f"{r['n']:,}", f"{r['events']:,}", f"{r['non_events']:,}", r["status"], r["note"])
+                   for _, r in g.iterrows()], numeric=(1, 2, 3), data="groups")]
+    m = v.metrics[(v.metrics["class"] == cls) & v.metrics["group"].notna() & v.metrics["metric"].isin(GROUP_METRICS)]
+    rows = [(r["group"], r["metric"], dc.format_metric(r["metric"], r["estimate"]),
+             dc.interval_text(r["metric"], r["ci_low"], r["ci_high"])) for _, r in m.iterrows()]
+    out.append(_table([what, "metric", "estimate", _interval_words(v)], rows, numeric=(2,), data="group-metrics"))
+    out.append(figs.add(dc.forest_figure(v, cls=cls), f"Per {what} and for all rows: estimate and 95% interval beside "
+                        "the value of a calibrated model (dashed).", f"forest {cls}"))
+    het = v.heterogeneity[v.heterogeneity["class"] == cls]
+    if len(het):
+        out.append(f"<p>Likelihood-ratio tests of heterogeneity between the judged {what}s (is the intercept, or the "
+                   f"slope, the same in every {what}?):</p>")
+        out.append(_table(["metric", "statistic", "df", "p-value", f"{what}s"],
+                          [(r["metric"], _num(r["statistic"], ".3f"), int(r["df"]), dc.format_p(r["p_value"]),
+                            int(r["groups"])) for _, r in het.iterrows()], numeric=(1, 2, 3, 4)))
+    else:
+        out.append(f"<p>Fewer than two {what}s could be judged: no test of heterogeneity.</p>")
+    out.append(_group_net_benefit(v, cls, what))
+    return "".join(out)
 
 
 def _subgroups_section(v, cls, figs):
     if not v.group_name:
         return "<p>No grouping column was given: the validation covers the whole data only.</p>"
-    g = v.groups[v.groups["class"] == cls]
-    out = [f"<p>Grouping column: <code>{_e(v.group_name)}</code>. Groups with fewer than {MIN_GROUP_EVENTS} events "
-           f"or non-events are listed but not judged; groups with fewer than {MIN_EVENTS} are imprecise.</p>",
-           _table(["group", "rows", "events", "non-events", "status", "note"],
-                  [(r["group"], f"{r['n']:,}", f"{r['events']:,}", f"{r['non_events']:,}", r["status"], r["note"])
-                   for _, r in g.iterrows()], numeric=(1, 2, 3))]
-    m = v.metrics[(v.metrics["class"] == cls) & v.metrics["group"].notna() & v.metrics["metric"].isin(GROUP_METRICS)]
-    rows = [(r["group"], r["metric"], dc.format_metric(r["metric"], r["estimate"]),
-             dc.interval_text(r["metric"], r["ci_low"], r["ci_high"])) for _, r in m.iterrows()]
-    out.append(_table(["group", "metric", "estimate", _interval_words(v)], rows, numeric=(2,)))
-    out.append(figs.add(dc.forest_figure(v, cls=cls), "Per group and for all rows: estimate and 95% interval beside "
-                        "the value of a calibrated model (dashed).", f"forest {cls}"))
-    het = v.heterogeneity[v.heterogeneity["class"] == cls]
-    if len(het):
-        out.append("<p>Likelihood-ratio tests of heterogeneity between the judged groups (is the intercept, or the "
-                   "slope, the same in every group?):</p>")
-        out.append(_table(["metric", "statistic", "df", "p-value", "groups"],
-                          [(r["metric"], _num(r["statistic"], ".3f"), int(r["df"]), dc.format_p(r["p_value"]),
-                            int(r["groups"])) for _, r in het.iterrows()], numeric=(1, 2, 3, 4)))
-    else:
-        out.append("<p>Fewer than two groups could be judged: no test of heterogeneity.</p>")
-    ce = v.calibration_error[v.calibration_error["class"] == cls] if len(v.calibration_error) else v.calibration_error
-    if len(ce):
-        out.append("<p>The risk-optimised canonical calibration error (Gruber &amp; Bach 2025: the square root of "
-                   "the squared calibration error, estimated on held-out rows by the estimator a mean-squared-error "
-                   "risk on validation folds chose), for all rows and each judged group, 0 for a calibrated model:</p>")
-        out.append(_table(["group", "estimator", "estimate", _interval_words(v), "rows"],
-                          [("All" if r["group"] is None or r["group"] != r["group"] else r["group"], r["estimator"],
-                            _num(r["estimate"], ".4g"), f"{_num(r['ci_low'], '.4g')} to {_num(r['ci_high'], '.4g')}",
-                            f"{int(r['n']):,}") for _, r in ce.iterrows()], numeric=(2, 4)))
+    return _groups_part(v, cls, figs, "group")
+
+
+def _centres_section(v, cls, figs):
+    pooled = dc.pooled_table(v, cls=cls)
+    out = ["<p>The whole-data intervals come from a cluster bootstrap (whole centres resampled), and each metric is "
+           "pooled over the centres by a random-effects meta-analysis (Debray et al. 2017): REML estimate of the "
+           "between-centre variance tau², Hartung-Knapp(-Sidik-Jonkman) confidence interval (Hartung & Knapp 2001), "
+           "and a prediction interval for the value in a new centre (Riley et al. 2011). O:E is pooled on the log "
+           "scale and the AUROC on the logit scale (tau² is on those scales), and both are shown back-transformed.</p>",
+           _frame_table(pooled, numeric=("pooled estimate", dc.TAU2_HEADER, "centres"), data="pooled")]
+    centres = v.centres[v.centres["class"] == cls]
+    pooled_rows = v.pooled[v.pooled["class"] == cls]
+    for metric in [m for m in POOLED_METRICS if m in set(pooled_rows["metric"])]:
+        out.append(figs.add(pooled_forest_figure(centres, pooled_rows, metric),
+                            f"{metric} per centre with its interval; the pooled estimate (diamond) and the "
+                            "prediction interval for a new centre.", f"pooled forest {cls} {metric}"))
+    c = dc.centres_table(v, cls=cls)
+    out.append(f"<p>The inputs of the meta-analysis: each centre's estimate ({_e(dc.level_words(v))}):</p>")
+    out.append(_frame_table(c, numeric=("patients", "events"), data="centres"))
+    out.append("<h3>Each centre analysed alone</h3>")
+    out.append(_groups_part(v, cls, figs, "centre"))
     return "".join(out)
+
+
+def _recalibration_section(v, cls):
+    t = dc.recalibration_table(v, cls=cls)
+    return ("<p>The updates that would recalibrate the risks, fitted on this data (on the rows with risks strictly "
+            "between 0 and 1), with profile-likelihood intervals:</p>"
+            + _frame_table(t, numeric=("estimate",), data="recalibration")
+            + f"<p>{_e(dc.recalibration_text(v, cls=cls))}</p>"
+            + '<p class="muted">In Python, <code>v.recalibrate(p, model="logistic recalibration")</code> (or '
+              '<code>model="intercept update"</code>) returns the recalibrated risks; the app offers them as a '
+              "download.</p>")
 
 
 def _rerun_text(v, made_by, results_file):
     s = v.settings
-    call = (f"cd.validate_risk_model(pred, groups={v.group_name!r}, n_resamples={s.get('n_resamples')}, "
+    low, high = s.get("thresholds", (None, None))
+    groups = None if v.clusters else v.group_name
+    call = (f"cd.validate_risk_model(pred, groups={groups!r}, clusters={v.clusters!r}, "
+            f"thresholds=({low!r}, {high!r}), n_resamples={s.get('n_resamples')}, "
             f"random_state={s.get('random_state')}, level={s.get('level')}, "
             f"calibration_error={s.get('calibration_error')})")
-    cli = (f"python -m calibdash validate FILE{' --groups ' + v.group_name if v.group_name else ''} "
+    # TODO(lead): the command line has no --clusters or --thresholds yet; add them here when it does.
+    cli = (f"python -m calibdash validate FILE{' --groups ' + groups if groups else ''} "
            f"--n-resamples {s.get('n_resamples')} --seed {s.get('random_state')} --out DIR")
     where = {"python": "", "cli": f" The metrics at full precision are in {results_file}, written beside this report.",
              "app": f" The metrics at full precision are in the app's download {results_file}."}[made_by]
@@ -265,6 +396,8 @@ def _provenance_section(v, made_by, results_file):
                                                        "app": "the app"}[made_by]),
              ("results file", results_file or "none"), ("seed (random_state)", s.get("random_state")),
              ("bootstrap resamples", s.get("n_resamples")), ("interval level", s.get("level")),
+             ("thresholds judged (clinical usefulness)", _range_words(v)),
+             ("centre column (clusters)", v.clusters or "none"),
              ("risk-optimised calibration error", "yes" if s.get("calibration_error") else "no"),
              ("estimators for it", ", ".join(s.get("estimators") or []) or "the canonical notion's defaults")]
     versions = []
@@ -281,15 +414,17 @@ def _provenance_section(v, made_by, results_file):
     refs.append("</ol>")
     every = "\n\n".join(REFERENCES[k].bibtex for k in VALIDATION_REFERENCES)
     return (_kv(pairs) + _rerun_text(v, made_by, results_file)
-            + '<p class="muted">Intervals: profile likelihood for calibration-in-the-large and the slope, DeLong\'s for '
-              "the AUROC, the percentile bootstrap of rows for the rest (the lower end of ICI, E50 and E90 as "
+            + '<p class="muted">Intervals: profile likelihood for calibration-in-the-large, the slope and the '
+              "recalibration, DeLong's for the AUROC, exact (Clopper-Pearson) for the grouped points, the percentile "
+              "bootstrap of rows (of centres, with clusters) for the rest (the lower end of ICI, E50 and E90 as "
               "described in docs/clinical.md); the loess is R's (the same netlib code, through scikit-misc).</p>"
             + "<h3>Library versions</h3>" + _kv(versions)
             + "<h3>References</h3>" + "".join(refs)
             + f"<details><summary>BibTeX</summary><pre>{_e(every)}</pre></details>")
 
 
-def validation_report(v, *, title=None, made_by="python", results_file=None, predictions=None):
+def validation_report(v, *, title=None, made_by="python", results_file=None, predictions=None,
+                      calibration_error=False):
     """A self-contained HTML report of a clinical validation, ordered like TRIPOD+AI.
 
     Parameters
@@ -305,11 +440,17 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
         ``made_by="python"``.
     predictions : Predictions, optional
         The loaded data, for the loader's notes and warnings in "how the input was read".
+    calibration_error : bool, default=False
+        Show the risk-optimised calibration error of Gruber & Bach per group (when ``v`` has
+        it). Off by default: the estimator it selects can differ between groups, so the
+        groups' numbers are not comparable, and clinical readers have the calibration
+        hierarchy.
 
     Returns
     -------
     str
-        The HTML document; it loads nothing from the network.
+        The HTML document; it loads nothing from the network. With centres
+        (``v.clusters``) it has a section on the pooled results.
     """
     if made_by not in MADE_BY:
         raise InputError(f"made_by must be one of {', '.join(MADE_BY)}; got {made_by!r}.")
@@ -320,18 +461,20 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
     if title is None:
         title = f"Validation of a risk model: {v.source_name}"
     figs = _Figures()
-    per_class = {cls: _by_level(dc.hierarchy_verdicts(v, cls=cls)) for cls in v.classes}
+    per_class = {cls: _by_level(v.verdicts(cls=cls)) for cls in v.classes}
     makers = {
-        "data": lambda cls: None,
         "sample-size": lambda cls: _sample_size_section(v, cls, per_class[cls]),
-        "calibration": lambda cls: _calibration_section(v, cls, per_class[cls], figs),
+        "calibration": lambda cls: _calibration_section(v, cls, per_class[cls], figs, calibration_error),
         "discrimination": lambda cls: _discrimination_section(v, cls, per_class[cls]),
         "usefulness": lambda cls: _usefulness_section(v, cls, per_class[cls], figs),
         "subgroups": lambda cls: _subgroups_section(v, cls, figs),
+        "centres": lambda cls: _centres_section(v, cls, figs),
+        "recalibration": lambda cls: _recalibration_section(v, cls),
     }
+    shown = [(a, h) for a, h in SECTIONS if a not in ("subgroups", "centres") or (a == "centres") == bool(v.clusters)]
     body = []
-    for anchor, heading in SECTIONS:
-        out = [f'<section id="{anchor}"><h2>{_e(heading)}</h2>']
+    for number, (anchor, heading) in enumerate(shown, start=1):
+        out = [f'<section id="{anchor}"><h2>{number}. {_e(heading)}</h2>']
         if anchor == "data":
             out.append(_data_section(v, predictions))
         elif anchor == "provenance":
@@ -344,7 +487,7 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
         out.append("</section>")
         body.append("".join(out))
     stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    nav = "".join(f'<li><a href="#{a}">{_e(h)}</a></li>' for a, h in SECTIONS)
+    nav = "".join(f'<li><a href="#{a}">{n}. {_e(h)}</a></li>' for n, (a, h) in enumerate(shown, start=1))
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
@@ -354,5 +497,6 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
         f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. The calibration "
         "hierarchy of Van Calster et al. (2019), discrimination, overall accuracy and net benefit, each with a "
         f"{_e(_interval_words(v))}, reported in the order of TRIPOD+AI's items on model performance.</p>"
+        f"<p class=\"units\"><strong>Units.</strong> {_e(dc.UNITS)}</p>"
         f"<nav><ul>{nav}</ul></nav>{''.join(body)}</body></html>\n"
     )

@@ -1,7 +1,11 @@
 """The clinical validation's words, table and figures (calibdash.display.clinical)."""
 
+import dataclasses
+
 import numpy as np
+import pandas as pd
 import pytest
+from scipy import stats
 
 import calibdash as cd
 from calibdash.display import clinical as dc
@@ -38,7 +42,7 @@ def test_levels_in_order_with_statuses(calibrated):
     assert _verdict(calibrated, "weak calibration")["metrics"] == ["calibration slope"]
 
 
-def test_calibrated_model_reads_as_fine(calibrated):
+def test_calibrated_model_reads_as_ok(calibrated):
     mean = _verdict(calibrated, "mean calibration")
     assert mean["verdict"].startswith("No evidence of over- or underestimation on average")
     assert mean["status"] == "ok"
@@ -50,7 +54,7 @@ def test_calibrated_model_reads_as_fine(calibrated):
 def test_too_extreme_predictions():
     weak = _verdict(_validate(3000, slope=0.6, seed=2), "weak calibration")
     assert weak["status"] == "problem"
-    assert "too extreme (typical of overfitting)" in weak["verdict"]
+    assert weak["verdict"].startswith("Predictions are too extreme") and "typical of overfitting" in weak["verdict"]
 
 
 def test_too_modest_predictions():
@@ -110,8 +114,8 @@ def test_metrics_table_is_text_without_none(grouped):
 
 def test_too_small_group_is_not_judged(grouped):
     items = dc.hierarchy_verdicts(grouped, group="tiny <b>")
-    assert items[-1]["status"] == "problem" and items[-1]["verdict"].startswith("Too small to judge")
-    assert all(i["verdict"] == "Not judged: the group is too small." for i in items[:-1])
+    assert all(i["status"] == "uncertain" and i["verdict"].startswith("Too few events to judge") for i in items)
+    assert items == grouped.verdicts(group="tiny <b>")  # the display shows the result's verdicts
     with pytest.raises(ConfigError, match="No group 'east'"):
         dc.hierarchy_verdicts(grouped, group="east")
 
@@ -119,16 +123,96 @@ def test_too_small_group_is_not_judged(grouped):
 def test_validation_curve_figure(grouped):
     fig = dc.validation_curve_figure(grouped)
     names = [t.name for t in fig.data]
-    assert {"perfect calibration", "flexible calibration curve (loess)", "events", "non-events"} <= set(names)
+    assert {"perfect calibration", "flexible calibration curve (loess)", "events", "non-events",
+            "tenths of risk: observed rate, exact 95% interval"} <= set(names)
     band = [t for t in fig.data if t.type == "scatter" and t.fill == "tonexty"]
     assert len(band) == 1 and np.isnan(np.asarray(band[0].y, dtype=float)).any()  # gaps at the ends
     assert all(not t.connectgaps for t in fig.data if t.type == "scatter" and t.name != "perfect calibration")
     events = next(t for t in fig.data if t.name == "events")
     non = next(t for t in fig.data if t.name == "non-events")
     assert min(events.y) >= 0 and max(non.y) <= 0  # events up, non-events down
-    assert fig.layout.xaxis2.range == (0, 1) and "predicted risk" in fig.layout.xaxis2.title.text
+    assert "predicted risk" in fig.layout.xaxis2.title.text and fig.layout.xaxis2.tickformat.endswith("%")
     assert fig.layout.xaxis.matches == "x2" or fig.layout.xaxis2.matches == "x"
-    assert fig.layout.yaxis.title.text == "observed frequency"
+    assert fig.layout.yaxis.title.text == "observed event rate"
+
+
+def test_zoom_limit():
+    # a little (5%) above the value, on the next round tick; 1 at most and for a missing value
+    for value, end in ((0.26, 0.3), (0.27, 0.3), (0.29, 0.4), (0.0094, 0.01), (0.0096, 0.02), (0.12, 0.15),
+                       (0.5, 0.6), (0.9, 1.0), (1.0, 1.0), (np.nan, 1.0), (0.0, 1.0)):
+        assert dc.zoom_limit(value) == end, value
+
+
+@pytest.fixture(scope="module")
+def rare():
+    """A rare outcome: every risk below 0.27."""
+    rng = np.random.default_rng(11)
+    p = np.minimum(1 / (1 + np.exp(-rng.normal(-3, 0.8, 2000))), 0.26)
+    y = (rng.random(len(p)) < p).astype(int)
+    return cd.validate_risk_model(p, y, n_resamples=30, calibration_error=False), p
+
+
+def test_rare_outcome_axes_are_zoomed(rare):
+    v, p = rare
+    fig = dc.validation_curve_figure(v)
+    g = v.grouped[v.grouped["group"].isna()]
+    x_end = fig.layout.xaxis2.range[1]
+    assert fig.layout.xaxis.range[1] == x_end == dc.zoom_limit(p.max()) == 0.3  # not 0-1
+    y_end = fig.layout.yaxis.range[1]
+    top = max(p.max(), g["ci_high"].max(), v.curve["estimate"].max())
+    assert top <= y_end <= 1.02 * dc.zoom_limit(top) and y_end >= x_end  # the diagonal stays in view
+    diagonal = next(t for t in fig.data if t.name == "perfect calibration")
+    assert tuple(diagonal.x) == tuple(diagonal.y) == (0, x_end)
+    # the histograms share the zoomed axis: every bin with a patient is inside it
+    shown = [x for t in fig.data if t.name in ("events", "non-events") for x, y in zip(t.x, t.y) if y != 0]
+    assert shown and max(shown) < x_end
+
+
+def test_grouped_points_with_exact_intervals(rare):
+    v, _ = rare
+    fig = dc.validation_curve_figure(v)
+    pts = next(t for t in fig.data if t.name and t.name.startswith("tenths of risk"))
+    g = v.grouped[v.grouped["group"].isna()].sort_values("mean_risk")
+    assert pts.mode == "markers" and len(pts.x) == len(g) == 10
+    assert np.allclose(pts.x, g["mean_risk"]) and np.allclose(pts.y, g["events"] / g["n"])
+    # the bars are the exact (Clopper-Pearson) interval of each group's events out of its rows
+    lo = stats.beta.ppf(0.025, g["events"], g["n"] - g["events"] + 1)
+    hi = stats.beta.ppf(0.975, g["events"] + 1, g["n"] - g["events"])
+    assert np.allclose(np.asarray(pts.y) + np.asarray(pts.error_y.array), hi, atol=1e-9)
+    assert np.allclose(np.asarray(pts.y) - np.asarray(pts.error_y.arrayminus), np.nan_to_num(lo), atol=1e-9)
+    table = dc.grouped_table(v)
+    assert list(table.columns) == ["predicted risks", "patients", "events", "mean predicted risk",
+                                   "observed event rate", "exact 95% CI"]
+    first = g.iloc[0]
+    assert table.iloc[0]["observed event rate"] == f"{100 * first['events'] / first['n']:.1f}%"
+    assert table.iloc[0]["exact 95% CI"] == f"{100 * lo[0]:.1f}% to {100 * hi[0]:.1f}%"
+
+
+@pytest.fixture(scope="module")
+def coarse():
+    """A point score with three levels: no loess curve."""
+    rng = np.random.default_rng(2)
+    p = rng.choice([0.1, 0.35, 0.6], 600)
+    y = (rng.random(600) < p).astype(int)
+    return cd.validate_risk_model(p, y, n_resamples=20, calibration_error=False)
+
+
+def test_levels_fallback_is_drawn_without_loess(coarse):
+    assert coarse.curve_method[coarse.classes[0]] == "levels"
+    fig = dc.validation_curve_figure(coarse)
+    names = [t.name for t in fig.data]
+    assert "flexible calibration curve (loess)" not in names
+    assert not [t for t in fig.data if t.type == "scatter" and t.fill == "tonexty"]  # no band either
+    pts = next(t for t in fig.data if t.name == "risk levels: observed rate, exact 95% interval")
+    assert pts.mode == "lines+markers" and np.allclose(pts.x, [0.1, 0.35, 0.6])
+    assert any("No loess curve" in a.text for a in fig.layout.annotations)
+    note = dc.curve_note(coarse)
+    assert note.startswith("No flexible (loess) calibration curve") and "3 distinct values" in note
+    assert fig.layout.xaxis2.range[1] == dc.zoom_limit(0.6) == 0.7
+
+
+def test_curve_note_empty_with_a_loess_curve(grouped):
+    assert dc.curve_note(grouped) == ""
 
 
 def test_decision_curve_figure_is_clipped(grouped):
@@ -140,6 +224,99 @@ def test_decision_curve_figure_is_clipped(grouped):
     assert min(treat_all.y) < low  # treat all falls out of the view, the view is not stretched to it
     assert high >= max(next(t for t in fig.data if t.name == "model").y)
     assert fig.layout.xaxis.title.text == "threshold probability"
+
+
+def test_decision_curve_marks_the_threshold_range_and_groups(grouped):
+    fig = dc.decision_curve_figure(grouped)
+    (shade,) = [s for s in fig.layout.shapes if s.type == "rect"]
+    assert (shade.x0, shade.x1) == grouped.settings["thresholds"] == (0.05, 0.5)
+    v = cd.validate_risk_model(*_sim(800, seed=12), n_resamples=10, calibration_error=False, thresholds=(0.1, 0.3))
+    (shade,) = [s for s in dc.decision_curve_figure(v).layout.shapes if s.type == "rect"]
+    assert (shade.x0, shade.x1) == (0.1, 0.3)
+    north = dc.decision_curve_figure(grouped, group="north")
+    model = next(t for t in north.data if t.name == "model")
+    d = grouped.decision_curve
+    want = d[(d["group"] == "north") & (d["strategy"] == "model")].sort_values("threshold")["net_benefit"]
+    whole = d[d["group"].isna() & (d["strategy"] == "model")].sort_values("threshold")["net_benefit"]
+    assert np.allclose(model.y, want) and not np.allclose(model.y, whole)
+    with pytest.raises(ConfigError, match="too few events"):
+        dc.decision_curve_figure(grouped, group="tiny <b>")
+    with pytest.raises(ConfigError, match="No group 'east'"):
+        dc.decision_curve_figure(grouped, group="east")
+
+
+def test_net_benefit_table(grouped):
+    t = dc.net_benefit_table(grouped)
+    assert list(t["threshold"]) == ["5%", "10%", "20%", "30%", "50%"]
+    assert list(t.columns) == ["threshold", "model", "treat all", "difference from the better of treat all and treat "
+                               "none", "difference 95% CI", "net interventions avoided per 100 patients",
+                               "avoided 95% CI"]
+    nb = grouped.net_benefit
+    r = nb[nb["group"].isna() & np.isclose(nb["threshold"], 0.2)].iloc[0]
+    row = t.set_index("threshold").loc["20%"]
+    assert row["model"] == f"{r['model']:.3f}" and row["treat all"] == f"{r['treat_all']:.3f}"
+    assert row["difference 95% CI"] == f"{r['difference_low']:.3f} to {r['difference_high']:.3f}".replace("-0.000",
+                                                                                                          "0.000")
+    assert row["net interventions avoided per 100 patients"] == f"{r['avoided_per_100']:.1f}"
+    assert row["avoided 95% CI"] == f"{r['avoided_low']:.1f} to {r['avoided_high']:.1f}"
+    outside = dc.net_benefit_table(grouped, thresholds=(0.02, 0.1))
+    assert list(outside["threshold"]) == ["2% (outside the range judged)", "10%"]
+    south = dc.net_benefit_table(grouped, group="south")
+    s = nb[(nb["group"] == "south") & np.isclose(nb["threshold"], 0.1)].iloc[0]
+    assert south.set_index("threshold").loc["10%", "model"] == f"{s['model']:.3f}"
+    with pytest.raises(ConfigError, match="No net benefit at threshold 0.125"):
+        dc.net_benefit_table(grouped, thresholds=(0.125,))
+
+
+def test_net_benefit_table_keeps_to_the_range():
+    v = cd.validate_risk_model(*_sim(800, seed=13), n_resamples=10, calibration_error=False, thresholds=(0.15, 0.25))
+    assert list(dc.net_benefit_table(v)["threshold"]) == ["20%"]
+    v = cd.validate_risk_model(*_sim(800, seed=13), n_resamples=10, calibration_error=False, thresholds=(0.12, 0.18))
+    assert list(dc.net_benefit_table(v)["threshold"]) == ["12%", "18%"]  # no standard point inside: the ends
+
+
+def test_recalibration_table_and_text(grouped):
+    t = dc.recalibration_table(grouped)
+    r = grouped.recalibration
+    assert list(t["model"]) == ["intercept update", "logistic recalibration", "logistic recalibration"]
+    assert list(t["parameter"]) == ["a", "a", "b"]
+    assert list(t["estimate"]) == [f"{x:.3f}" for x in r["estimate"]]
+    assert list(t["95% CI"]) == [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(r["ci_low"], r["ci_high"])]
+    text = dc.recalibration_text(grouped)
+    a, b = r.set_index(["model", "parameter"])["estimate"][["logistic recalibration"]].to_numpy()
+    assert "p_new = expit(a + b logit(p))" in text and f"a = {a:.3f} and b = {b:.3f}" in text
+    # the formula as written gives what the result's recalibrate gives
+    p = np.array([0.05, 0.2, 0.7])
+    assert np.allclose(1 / (1 + np.exp(-(a + b * np.log(p / (1 - p))))), grouped.recalibrate(p))
+
+
+def test_pooled_and_centres_tables_need_clusters(grouped):
+    with pytest.raises(ConfigError, match="clusters="):
+        dc.pooled_table(grouped)
+    with pytest.raises(ConfigError, match="clusters="):
+        dc.centres_table(grouped)
+
+
+def test_metrics_table_counts_resamples(grouped):
+    t = dc.metrics_table(grouped).set_index("metric")["interval method"]
+    resamples = int(grouped.metric("O:E")["resamples"])
+    assert resamples > 0 and t["O:E"] == f"bootstrap ({resamples} resamples)"
+    assert t["calibration slope"] == "profile likelihood" and t["Emax"].startswith("none")
+    failed = dataclasses.replace(grouped, metrics=grouped.metrics.assign(
+        resamples=np.where(grouped.metrics["metric"] == "O:E", 37, grouped.metrics["resamples"])))
+    assert dc.metrics_table(failed).set_index("metric").loc["O:E", "interval method"] == "bootstrap (37 of 40 resamples)"
+
+
+def test_calibration_error_table_says_what_it_is(grouped):
+    assert not len(dc.calibration_error_table(grouped))
+    frame = pd.DataFrame({"class": "1", "group": [None, "north"], "estimator": ["kde", "ukkr"],
+                          "estimate": [0.0213, 0.04], "ci_low": [0.0, 0.01], "ci_high": [0.05, 0.07], "n": [2400, 1200]})
+    v = dataclasses.replace(grouped, calibration_error=frame)
+    t = dc.calibration_error_table(v)
+    assert list(t.columns) == ["group", "estimator", dc.CALIBRATION_ERROR_HEADER, "95% CI", "rows"]
+    assert list(t["group"]) == ["All", "north"] and t.iloc[0][dc.CALIBRATION_ERROR_HEADER] == "0.0213"
+    assert "square root" in dc.CALIBRATION_ERROR_HELP and "not a squared one" in dc.CALIBRATION_ERROR_HELP
+    assert "0 to 1" in dc.CALIBRATION_ERROR_HELP and "not comparable" in dc.CALIBRATION_ERROR_HELP
 
 
 def test_forest_figure_flags_small_groups(grouped):
@@ -164,3 +341,38 @@ def test_forest_figure_marks_imprecise_groups():
     fig = dc.forest_figure(v)
     open_ = [t for t in fig.data if t.mode == "markers" and t.marker.symbol == "square-open"]
     assert open_ and all(y_.endswith("(imprecise)") for t in open_ for y_ in t.y)
+
+
+@pytest.fixture(scope="module")
+def centres():
+    """Three hospitals, one ("C") shifted by +1 on the logit scale."""
+    p, y = _sim(1500, seed=14)
+    site = np.random.default_rng(14).choice(np.array(["A", "B", "C"], dtype=object), len(y))
+    lp = np.log(p / (1 - p)) + np.where(site == "C", 1.0, 0.0)
+    y = (np.random.default_rng(15).random(len(y)) < 1 / (1 + np.exp(-lp))).astype(int)
+    return cd.validate_risk_model(p, y, clusters=site, n_resamples=10, calibration_error=False)
+
+
+def test_pooled_table(centres):
+    t = dc.pooled_table(centres)
+    assert list(t.columns) == ["metric", "pooled estimate", "95% CI", "95% prediction interval (a new centre)",
+                               dc.TAU2_HEADER, "centres", "method"]
+    assert list(t["metric"]) == ["O:E", "calibration-in-the-large", "calibration slope", "AUROC"]
+    for (_, shown), (_, r) in zip(t.iterrows(), centres.pooled.iterrows()):
+        m = r["metric"]
+        assert shown["pooled estimate"] == dc.format_metric(m, r["estimate"])
+        assert shown["95% prediction interval (a new centre)"] == dc.interval_text(m, r["pi_low"], r["pi_high"])
+        assert shown[dc.TAU2_HEADER] == f"{r['tau2']:.3g}" and shown["centres"] == "3"
+    assert t.to_string().count("nan") == 0
+
+
+def test_centres_table_one_row_per_centre(centres):
+    t = dc.centres_table(centres)
+    assert list(t["centre"]) == ["A", "B", "C"]
+    assert list(t.columns) == ["centre", "patients", "events", "O:E", "calibration-in-the-large", "calibration slope",
+                               "AUROC", "note"]
+    c = centres.centres.set_index(["cluster", "metric"])
+    oe = c.loc[("C", "O:E")]
+    assert t.set_index("centre").loc["C", "O:E"] == (f"{dc.format_metric('O:E', oe['estimate'])} "
+                                                     f"({dc.interval_text('O:E', oe['ci_low'], oe['ci_high'], ideal=1.0)})")
+    assert t.set_index("centre").loc["A", "patients"] == f"{int(c.loc[('A', 'O:E'), 'n']):,}"
