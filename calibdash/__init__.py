@@ -16,7 +16,7 @@ subpackages, by role:
 - :mod:`calibdash.reporting`: the offline HTML report and the references;
 - :mod:`calibdash.lab`: simulations with known truth, studies and the demo data;
 - :mod:`calibdash.clinical`: validating a clinical risk model (the calibration hierarchy,
-  discrimination, net benefit, subgroups).
+  discrimination, net benefit, subgroups) and planning its sample size.
 
 Submodules and the names below load on first use: ``import calibdash`` is cheap and
 imports neither plotly nor streamlit. The mathematics is in ``docs/design.md``.
@@ -62,6 +62,7 @@ _EXPORTS = {
     "VariationalTopLabel": "calibdash.metrics.variational",
     "validate_risk_model": "calibdash.clinical.validation",
     "RiskValidation": "calibdash.clinical.validation",
+    "plan_sample_size": "calibdash.clinical.sample_size",
     "report": "calibdash.reporting.html",
     "comparison_report": "calibdash.reporting.html",
     "validation_report": "calibdash.reporting.validation",

@@ -1,11 +1,12 @@
-"""The command line: ``python -m calibdash evaluate ...``, ``rerun ...`` and ``validate ...``.
+"""The command line: ``python -m calibdash evaluate ...``, ``rerun ...``, ``validate ...`` and ``plan ...``.
 
 ``evaluate`` runs Algorithm 1 on one or more prediction files with the same settings and
 seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.html``;
 ``rerun`` reloads the recorded input, checks its fingerprint and recomputes, and says
 whether the numbers are identical; ``validate`` validates a clinical risk model
 (:func:`calibdash.validate_risk_model`) overall and per group and writes ``metrics.csv`` and
-``report.html``.
+``report.html``; ``plan`` gives the minimum size of an external validation study from
+anticipated values (:func:`calibdash.plan_sample_size`, Riley et al. 2021).
 
 Exit status:
 
@@ -55,7 +56,8 @@ from calibdash.io.formats import read_regular_file
 from calibdash.io.loading import KINDS, LOAD_OPTIONS, load_predictions
 from calibdash.limits import RESULT_BYTES
 
-__all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "load_run", "run_to_json", "compare_results", "CLIError"]
+__all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "parse_thresholds", "plan_settings", "plan_lines",
+           "load_run", "run_to_json", "compare_results", "CLIError"]
 
 DEFAULT_NOTIONS = ("top-label", "canonical")
 
@@ -68,8 +70,15 @@ example (the reduced grid keeps it to a few seconds):
 """
 
 VALIDATE_EXAMPLE = """\
-example (a table with a risk column p_death, outcomes 'died'/'survived' and a column 'hospital'):
+examples (a table with a risk column p_death, outcomes 'died'/'survived', columns 'sex' and 'hospital'):
   python -m calibdash validate risks.csv --groups hospital --positive died --out out/validation
+  python -m calibdash validate risks.csv --groups sex --clusters hospital --thresholds 0.1 0.3 --out out/v2
+"""
+
+PLAN_EXAMPLE = """\
+examples (Riley et al. 2021's heart-valve study: prevalence 1.8%, C statistic 0.8, threshold 8%):
+  python -m calibdash plan --prevalence 0.018 --c-statistic 0.8 --threshold 0.08 --target-oe 1
+  python -m calibdash plan --prevalence 0.1 --c-statistic 0.75 --oe 1.2 --slope 0.9 --out out/plan
 """
 
 #: Exit statuses (see the module docstring and the --help epilog).
@@ -633,18 +642,29 @@ VALIDATE_TABLES = {"groups.csv": "groups", "decision_curve.csv": "decision_curve
 VALIDATE_FILES = ("metrics.csv", "report.html", *VALIDATE_TABLES)
 
 
+def _column_flag(error, args):
+    """The flag (``--groups COLUMN``, ``--clusters COLUMN`` or both) a refusal about a kept column concerns."""
+    text = str(error).split("; its columns are")[0]  # the list of the file's columns names them all
+    given = [(f"--{flag} {column}", column) for flag, column in (("groups", args.groups), ("clusters", args.clusters))
+             if column is not None]
+    named = [flag for flag, column in given if f"'{column}'" in text]
+    return named[0] if len(named) == 1 else " / ".join(flag for flag, _ in given)
+
+
 def _load_for_validation(args):
-    """Load FILE keeping the --groups column. ``--positive`` is the loader's (the label one
-    risk column is the probability of) unless the file has several class columns, where it
-    names the class to validate against the rest; returns (pred, positive for validation)."""
+    """Load FILE keeping the --groups and --clusters columns. ``--positive`` is the loader's
+    (the label one risk column is the probability of) unless the file has several class
+    columns, where it names the class to validate against the rest; returns (pred, positive
+    for validation)."""
     options = _load_options(args)
-    options["group_columns"] = None if args.groups is None else [args.groups]
+    kept = list(dict.fromkeys(c for c in (args.groups, args.clusters) if c is not None))
+    options["group_columns"] = kept or None
     given = {k: v for k, v in options.items() if v is not None}
     try:
         return load_predictions(args.predictions, args.labels, **given), None
     except InputError as e:
         if getattr(e, "option", None) == "group_columns":
-            raise CLIError(f"--groups {args.groups}: {e}") from None
+            raise CLIError(f"{_column_flag(e, args)}: {e}") from None
         if getattr(e, "option", None) != "positive" or args.positive is None:
             raise
     # several class columns: the loader takes no positive class; the validation does
@@ -655,16 +675,48 @@ def _load_for_validation(args):
     return pred, args.positive
 
 
-def cmd_validate(args):
-    from calibdash.clinical.validation import validate_risk_model
-    from calibdash.display.clinical import hierarchy_verdicts
-    from calibdash.reporting.validation import metrics_csv, validation_report
+def parse_thresholds(values):
+    """``--thresholds LOW HIGH`` as ``(low, high)``, risks with ``0 < LOW < HIGH < 1``; None when not given.
 
+    >>> parse_thresholds([0.05, 0.5])
+    (0.05, 0.5)
+    """
+    if values is None:
+        return None
+    low, high = (float(v) for v in values)
+    if not all(np.isfinite(v) and 0 < v < 1 for v in (low, high)):
+        raise CLIError(f"--thresholds {low:g} {high:g}: both thresholds are risks and must lie strictly between 0 "
+                       "and 1 (e.g. --thresholds 0.05 0.5).")
+    if low >= high:
+        raise CLIError(f"--thresholds {low:g} {high:g}: LOW must be below HIGH; give the range from low to high "
+                       f"(e.g. --thresholds {min(low, high):g} {max(low, high):g}).")
+    return low, high
+
+
+def _validation_options(args):
+    """The validation's keyword arguments from the flags, each checked before any file is read."""
     if args.n_resamples < 0:
         raise CLIError(f"--n-resamples must be 0 or more, got {args.n_resamples}.")
     limits.RESAMPLES.check(args.n_resamples, "--n-resamples")
     if args.jobs == 0:
         raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
+    options = dict(groups=args.groups, n_resamples=args.n_resamples, random_state=args.seed,
+                   calibration_error=args.calibration_error, n_jobs=args.jobs)
+    # given only when set, so that the library's defaults (and their documentation) hold otherwise
+    if args.clusters is not None:
+        options["clusters"] = args.clusters
+    thresholds = parse_thresholds(args.thresholds)
+    if thresholds is not None:
+        options["thresholds"] = thresholds
+    return options
+
+
+def cmd_validate(args):
+    from calibdash.clinical.validation import validate_risk_model
+    from calibdash.display.clinical import hierarchy_verdicts
+    from calibdash.reporting.validation import metrics_csv, validation_report
+
+    options = _validation_options(args)
     pred, positive = _load_for_validation(args)
     # every output path checked (inside --out, not a directory, not the input) before the run
     _plan_outputs(args.out, ["validation"], single=True, inputs=[p for p in (args.predictions, args.labels) if p],
@@ -673,12 +725,10 @@ def cmd_validate(args):
     root = out.resolve()
     progress = Progress(enabled=not args.quiet)
     try:
-        v = validate_risk_model(pred, groups=args.groups, positive=positive, n_resamples=args.n_resamples,
-                                random_state=args.seed, calibration_error=not args.no_calibration_error,
-                                n_jobs=args.jobs, progress=progress.callback("validate"))
+        v = validate_risk_model(pred, positive=positive, progress=progress.callback("validate"), **options)
     except InputError as e:
-        if getattr(e, "option", None) == "group_columns":  # named --groups here, not --group-columns
-            raise CLIError(f"--groups {args.groups}: {e}") from None
+        if getattr(e, "option", None) == "group_columns":  # named --groups (--clusters) here, not --group-columns
+            raise CLIError(f"{_column_flag(e, args)}: {e}") from None
         raise
     finally:
         progress.finish()
@@ -694,6 +744,102 @@ def cmd_validate(args):
         for item in hierarchy_verdicts(v, cls=cls):
             _say(args, f"  {item['level']} [{item['status']}]: {item['verdict']}")
     _say(args, "wrote " + ", ".join(str(f) for f in files))
+    return 0
+
+
+# ----------------------------------------------------------------------------- plan
+#: The file ``plan --out DIR`` writes.
+PLAN_FILES = ("plan.csv",)
+#: Short names of the criteria in the printed table.
+PLAN_LABELS = {"O:E": "O:E", "calibration slope": "calibration slope", "AUROC": "C statistic",
+               "net benefit": "standardised net benefit"}
+
+
+def _fraction(flag, value, *, closed=False):
+    if value is None:
+        return None
+    inside = (0 <= value <= 1) if closed else (0 < value < 1)
+    if not (np.isfinite(value) and inside):
+        raise CLIError(f"{flag} must lie {'between 0 and 1' if closed else 'strictly between 0 and 1'}, got {value:g}.")
+    return value
+
+
+def _positive(flag, value):
+    if value is not None and not (np.isfinite(value) and value > 0):
+        raise CLIError(f"{flag} must be a positive number, got {value:g}.")
+    return value
+
+
+def plan_settings(args):
+    """The keyword arguments of :func:`calibdash.plan_sample_size` from ``plan``'s flags, each
+    checked with the flag's name in the message."""
+    _fraction("--prevalence", args.prevalence)
+    _fraction("--c-statistic", args.c_statistic)
+    if args.c_statistic <= 0.5:
+        raise CLIError(f"--c-statistic must exceed 0.5 (a model that separates events from non-events), got "
+                       f"{args.c_statistic:g}.")
+    for flag, value in (("--oe", args.oe), ("--slope", args.slope), ("--lp-sd", args.lp_sd)):
+        _positive(flag, value)
+    if args.lp_mean is not None and not np.isfinite(args.lp_mean):
+        raise CLIError(f"--lp-mean must be a finite number, got {args.lp_mean:g}.")
+    if (args.lp_mean is None) != (args.lp_sd is None):
+        raise CLIError("give --lp-mean and --lp-sd together (a normal linear predictor), or neither.")
+    _fraction("--threshold", args.threshold)
+    _fraction("--sensitivity", args.sensitivity, closed=True)
+    _fraction("--specificity", args.specificity, closed=True)
+    if (args.sensitivity is None) != (args.specificity is None):
+        raise CLIError("give --sensitivity and --specificity together, or neither (then they come from the linear "
+                       "predictor at --threshold).")
+    if args.sensitivity is not None and args.threshold is None:
+        raise CLIError("--sensitivity and --specificity are those at a risk threshold: give --threshold too.")
+    _fraction("--level", args.level)
+    targets = {}
+    for flag, metric, value in (("--target-oe", "O:E", args.target_oe), ("--target-slope", "calibration slope", args.target_slope),
+                                ("--target-c", "AUROC", args.target_c), ("--target-nb", "net benefit", args.target_nb)):
+        if value is not None:
+            targets[metric] = _positive(flag, value)
+    if args.target_nb is not None and args.threshold is None:
+        raise CLIError("--target-nb is the width for the net benefit at a risk threshold: give --threshold too.")
+    return dict(prevalence=args.prevalence, c_statistic=args.c_statistic, oe=args.oe, slope=args.slope,
+                threshold=args.threshold, targets=targets or None, lp_mean=args.lp_mean, lp_sd=args.lp_sd,
+                sensitivity=args.sensitivity, specificity=args.specificity, level=args.level)
+
+
+def plan_lines(table, settings):
+    """The printed summary of a :func:`calibdash.plan_sample_size` table."""
+    level = f"{100 * settings['level']:g}%"
+    given = [f"prevalence {100 * settings['prevalence']:g}%", f"C statistic {settings['c_statistic']:g}",
+             f"O:E {settings['oe']:g}", f"calibration slope {settings['slope']:g}"]
+    if settings["threshold"] is not None:
+        given.append(f"threshold {100 * settings['threshold']:g}%")
+    body, minimum = table.iloc[:-1], table.iloc[-1]
+    lines = ["Minimum size of an external validation study (Riley et al. 2021)",
+             "anticipated: " + ", ".join(given), "",
+             f"  {'criterion':<34} {'target width':>12} {'rows':>9} {'events':>8}"]
+    for i, row in enumerate(body.itertuples(), start=1):
+        lines.append(f"  {f'{i}. {PLAN_LABELS[row.metric]}':<34} {row.target:>12g} {row.rows_needed:>9,.0f} "
+                     f"{row.events_needed:>8,.0f}")
+    lines += ["", f"minimum: {minimum['rows_needed']:,.0f} rows with {minimum['events_needed']:,.0f} events, "
+                  f"{minimum['note']}.",
+              f"target widths are those of {level} intervals; how each criterion was computed:"]
+    lines += [textwrap.fill(f"{i}. {row.note}", 100, initial_indent="  ", subsequent_indent="     ")
+              for i, row in enumerate(body.itertuples(), start=1)]
+    return lines
+
+
+def cmd_plan(args):
+    from calibdash.clinical.sample_size import plan_sample_size
+
+    settings = plan_settings(args)
+    table = plan_sample_size(**settings)  # instant: a refused setting leaves no --out behind
+    if args.out is not None:
+        _plan_outputs(args.out, ["plan"], single=True, inputs=[], files=PLAN_FILES)
+    for line in plan_lines(table, settings):
+        print(line)
+    if args.out is not None:
+        out = Path(args.out)
+        write_file(_inside(out.resolve(), out / "plan.csv"), csv_text(table))
+        print(f"wrote {out / 'plan.csv'}")
     return 0
 
 
@@ -1073,8 +1219,9 @@ def build_parser():
                           "curve (ICI, E50, E90, Emax), Brier, AUROC, Spiegelhalter's test and net benefit, each with "
                           "a 95% interval, overall and in every group of --groups, with tests of heterogeneity. "
                           "Writes DIR/metrics.csv, report.html, groups.csv, decision_curve.csv, sample_size.csv, "
-                          "curve.csv and heterogeneity.csv, and prints a verdict per level. Several class columns "
-                          "are validated one class against the rest (or only --positive)."),
+                          "curve.csv and heterogeneity.csv, and prints a verdict per level. With --clusters, the "
+                          "centres are meta-analysed. Several class columns are validated one class against the "
+                          "rest (or only --positive)."),
         epilog=VALIDATE_EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     va.add_argument("predictions", metavar="FILE",
@@ -1097,13 +1244,62 @@ def build_parser():
                          "(default 1000; 0 skips them)")
     va.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap; the same seed gives the "
                                                                         "same numbers (default 0)")
-    va.add_argument("--no-calibration-error", action="store_true",
-                    help="skip the risk-optimised calibration error per group (calibdash.evaluate), the slowest part")
+    va.add_argument("--clusters", metavar="COLUMN",
+                    help="the column of centres (hospitals, sites) the rows come from: whole-data intervals from a "
+                         "cluster bootstrap (resampling centres) and a random-effects meta-analysis of O:E, "
+                         "calibration-in-the-large, the slope and AUROC across centres, with a prediction interval for "
+                         "a new centre (default: none); use --groups for subgroups of patients, --clusters for centres")
+    va.add_argument("--thresholds", nargs=2, type=float, metavar=("LOW", "HIGH"),
+                    help="the range of risk thresholds over which clinical usefulness (net benefit against treating "
+                         "all or none) is judged, 0 < LOW < HIGH < 1 (default: calibdash.validate_risk_model's, "
+                         "0.05 0.5)")
+    va.add_argument("--calibration-error", action=argparse.BooleanOptionalAction, default=False,
+                    help="also estimate the risk-optimised calibration error per group (calibdash.evaluate), the "
+                         "slowest part; off by default: its selected estimator changes between groups, so their "
+                         "numbers are not comparable")
     va.add_argument("--jobs", type=int, default=1, metavar="N", help="parallel tasks for that part (-1: every core)")
     va.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
     va.add_argument("--title", help="title of the HTML report")
     va.add_argument("--quiet", action="store_true", help="no progress and no verdicts; errors are still printed")
     va.set_defaults(func=cmd_validate, group_columns=None)
+
+    pl = sub.add_parser(
+        "plan", help="the minimum size of an external validation study, from anticipated values (no data)",
+        description=_wrap("Riley et al.'s (2021) sample size for the external validation of a risk model with a binary "
+                          "outcome: the rows (and events) for a 95% interval of O:E, the calibration slope and the C "
+                          "statistic, and with --threshold of the standardised net benefit, no wider than the target "
+                          "widths; the minimum is the largest. The linear predictor is taken normal within events and "
+                          "within non-events with a common variance, which gives the anticipated prevalence and C "
+                          "statistic exactly (the paper's section 4.6.3), or normal with --lp-mean and --lp-sd. "
+                          "Prints the table and how each number was computed; --out DIR also writes DIR/plan.csv."),
+        epilog=PLAN_EXAMPLE + "\n" + EXIT_STATUSES, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    pl.add_argument("--prevalence", type=float, required=True, metavar="P",
+                    help="anticipated outcome proportion in the validation population, e.g. 0.018")
+    pl.add_argument("--c-statistic", type=float, required=True, metavar="C",
+                    help="anticipated C statistic (AUROC), above 0.5, e.g. an optimism-adjusted one from development")
+    pl.add_argument("--oe", type=float, default=1.0, metavar="R",
+                    help="anticipated observed / expected events (default 1: calibrated in the large)")
+    pl.add_argument("--slope", type=float, default=1.0, metavar="B", help="anticipated calibration slope (default 1)")
+    pl.add_argument("--threshold", type=float, metavar="T",
+                    help="risk threshold for the net-benefit criterion (default: none, criteria 1-3 only)")
+    pl.add_argument("--target-oe", type=float, metavar="W", help="target width of the O:E interval (default 0.2)")
+    pl.add_argument("--target-slope", type=float, metavar="W",
+                    help="target width of the calibration slope's interval (default 0.2)")
+    pl.add_argument("--target-c", type=float, metavar="W", help="target width of the C statistic's interval (default 0.1)")
+    pl.add_argument("--target-nb", type=float, metavar="W",
+                    help="target width of the standardised net benefit's interval (net benefit / prevalence; default "
+                         "0.2, as pmvalsampsize)")
+    pl.add_argument("--lp-mean", type=float, metavar="M",
+                    help="with --lp-sd: a normal linear predictor (the model's logit risks, e.g. as published)")
+    pl.add_argument("--lp-sd", type=float, metavar="S", help="with --lp-mean: the SD of the normal linear predictor")
+    pl.add_argument("--sensitivity", type=float, metavar="S",
+                    help="with --specificity and --threshold: anticipated sensitivity at the threshold (default: from "
+                         "the linear predictor)")
+    pl.add_argument("--specificity", type=float, metavar="S", help="with --sensitivity: anticipated specificity")
+    pl.add_argument("--level", type=float, default=0.95, metavar="L", help="level of the intervals (default 0.95)")
+    pl.add_argument("--out", metavar="DIR", help="also write DIR/plan.csv (the table with its notes)")
+    pl.set_defaults(func=cmd_plan)
 
     ap = sub.add_parser(
         "app", help="start the dashboard (needs the app extra: pip install 'calibdash[app]')",

@@ -465,3 +465,90 @@ def test_percent_kind_on_the_command_line(tmp_path, capsys):
     assert "kind='percent'" in capsys.readouterr().err
     assert main(["evaluate", str(path), "--kind", "percent", *small]) == 0
     assert main(["evaluate", str(path), *small]) == 0  # detected, with a note
+
+
+# ----------------------------------------------------------------------------- plan
+def _plan(*args, capsys):
+    from calibdash.cli import main
+
+    try:
+        status = main(["plan", *map(str, args)])
+    except SystemExit as e:  # argparse's own errors (a missing or unreadable value)
+        status = e.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def test_plan_prints_the_table_of_plan_sample_size_and_writes_plan_csv(tmp_path, capsys):
+    status, out, err = _plan("--prevalence", 0.018, "--c-statistic", 0.8, "--threshold", 0.08, "--target-oe", 1,
+                             "--out", tmp_path / "plan", capsys=capsys)
+    assert status == 0, err
+    want = cd.plan_sample_size(prevalence=0.018, c_statistic=0.8, threshold=0.08, targets={"O:E": 1})
+    rows = dict(zip(want["metric"], want["rows_needed"]))
+    assert rows["calibration slope"] == 17128 and rows["AUROC"] == 4252  # the numbers of tests/clinical
+    for label, metric in (("1. O:E", "O:E"), ("2. calibration slope", "calibration slope"), ("3. C statistic", "AUROC"),
+                          ("4. standardised net benefit", "net benefit")):
+        line = next(x for x in out.splitlines() if x.strip().startswith(label))
+        assert f"{rows[metric]:,.0f}" in line.split()
+    assert "minimum: 17,128 rows with 309 events, set by criterion 2 (calibration slope)" in out
+    written = pd.read_csv(tmp_path / "plan" / "plan.csv")
+    assert list(written.columns) == list(want.columns)
+    assert written["rows_needed"].tolist() == want["rows_needed"].tolist()
+    assert written["note"].tolist() == want["note"].tolist()
+
+
+def test_plan_passes_every_flag_through(capsys, monkeypatch):
+    import calibdash.clinical.sample_size as ss
+
+    seen, real = {}, ss.plan_sample_size
+
+    def fake(**kwargs):
+        seen.update(kwargs)
+        return real(**kwargs)
+
+    monkeypatch.setattr(ss, "plan_sample_size", fake)
+    status, out, err = _plan("--prevalence", 0.1, "--c-statistic", 0.75, "--oe", 1.2, "--slope", 0.9, "--threshold", 0.1,
+                             "--target-oe", 0.3, "--target-slope", 0.25, "--target-c", 0.08, "--target-nb", 0.15,
+                             "--lp-mean", -2.5, "--lp-sd", 1.2, "--sensitivity", 0.6, "--specificity", 0.8, "--level", 0.9,
+                             capsys=capsys)
+    assert status == 0, err
+    assert seen == dict(prevalence=0.1, c_statistic=0.75, oe=1.2, slope=0.9, threshold=0.1, lp_mean=-2.5, lp_sd=1.2,
+                        sensitivity=0.6, specificity=0.8, level=0.9,
+                        targets={"O:E": 0.3, "calibration slope": 0.25, "AUROC": 0.08, "net benefit": 0.15})
+    assert "target widths are those of 90% intervals" in out
+
+
+@pytest.mark.parametrize("args,words", [
+    ([], "the following arguments are required: --prevalence, --c-statistic"),
+    (["--prevalence", "x", "--c-statistic", "0.8"], "argument --prevalence: invalid float value: 'x'"),
+    (["--prevalence", "1.5", "--c-statistic", "0.8"], "--prevalence must lie strictly between 0 and 1, got 1.5"),
+    (["--prevalence", "nan", "--c-statistic", "0.8"], "--prevalence must lie strictly between 0 and 1, got nan"),
+    (["--prevalence", "0.1", "--c-statistic", "0.4"], "--c-statistic must exceed 0.5"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--oe", "0"], "--oe must be a positive number, got 0"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--slope", "-1"], "--slope must be a positive number"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--threshold", "1"], "--threshold must lie strictly between 0 and 1"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--target-c", "0"], "--target-c must be a positive number"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--target-nb", "0.2"], "--target-nb is the width for the net benefit"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--lp-mean", "-2"], "give --lp-mean and --lp-sd together"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--threshold", "0.1", "--sensitivity", "0.5"],
+     "give --sensitivity and --specificity together"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--sensitivity", "0.5", "--specificity", "0.9"], "give --threshold too"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--specificity", "1.2", "--sensitivity", "0.5"],
+     "--specificity must lie between 0 and 1"),
+    (["--prevalence", "0.1", "--c-statistic", "0.8", "--level", "95"], "--level must lie strictly between 0 and 1"),
+    (["--prevalence", "0.6", "--c-statistic", "0.8", "--oe", "0.5"], "mean predicted risk of 100% or more"),
+])
+def test_plan_refuses_bad_values_with_one_line_naming_the_flag(tmp_path, capsys, args, words):
+    status, out, err = _plan(*args, "--out", tmp_path / "out", capsys=capsys)
+    assert status == 2, (args, err)
+    _assert_one_line(err, args)
+    assert words in err, err
+    assert out == "" and not (tmp_path / "out").exists()
+
+
+def test_plan_help_lists_every_flag():
+    text = next(a for a in build_parser()._actions if a.dest == "cmd").choices["plan"].format_help()
+    for flag in ("--prevalence", "--c-statistic", "--oe", "--slope", "--threshold", "--target-oe", "--target-slope",
+                 "--target-c", "--target-nb", "--lp-mean", "--lp-sd", "--sensitivity", "--specificity", "--level", "--out"):
+        assert flag in text
+    assert "Riley et al." in text and "exit status:" in text

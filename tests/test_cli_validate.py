@@ -98,3 +98,116 @@ def test_without_groups_the_whole_data_only(tmp_path):
     metrics = pd.read_csv(tmp_path / "out" / "metrics.csv")
     assert metrics["group"].isna().all() and len(metrics) == 11
     assert pd.read_csv(tmp_path / "out" / "heterogeneity.csv").empty
+
+
+# ----------------------------------------------------------------------------- issue 24: centres, thresholds
+def _needs_validation_parameter(name):
+    """Skip until validate_risk_model takes ``name`` (the core part of issue 24 adds clusters and thresholds)."""
+    import inspect
+
+    from calibdash.clinical.validation import validate_risk_model
+
+    if name not in inspect.signature(validate_risk_model).parameters:
+        pytest.skip(f"validate_risk_model has no {name!r} parameter yet")
+
+
+def _in_process(args, capsys):
+    from calibdash.cli import main
+
+    try:
+        status = main(["validate", *map(str, args)])
+    except SystemExit as e:  # argparse's own errors
+        status = e.code
+    return status, capsys.readouterr()
+
+
+class _Stop(BaseException):  # not an Exception: main() reports those as bugs
+    pass
+
+
+def _recorded(tmp_path, monkeypatch, capsys, *flags):
+    """The arguments ``validate`` passes to validate_risk_model (which is replaced by a recorder)."""
+    import calibdash.clinical.validation as validation
+
+    table = _table()
+    table["centre"] = np.where(table.index % 3 == 0, "c1", np.where(table.index % 3 == 1, "c2", "c3"))
+    table.to_csv(tmp_path / "risks.csv", index=False)
+    seen = {}
+
+    def record(pred, **kwargs):
+        seen.update(kwargs, groups_kept=sorted(pred.groups))
+        raise _Stop
+
+    monkeypatch.setattr(validation, "validate_risk_model", record)
+    with pytest.raises(_Stop):
+        _in_process([tmp_path / "risks.csv", "--out", tmp_path / "out", "--quiet", *flags], capsys)
+    return seen
+
+
+def test_validate_passes_clusters_thresholds_and_calibration_error(tmp_path, monkeypatch, capsys):
+    seen = _recorded(tmp_path, monkeypatch, capsys)
+    assert "clusters" not in seen and "thresholds" not in seen  # the library's defaults
+    assert seen["calibration_error"] is False  # off by default for the clinical command
+    assert seen["groups"] is None
+    seen = _recorded(tmp_path, monkeypatch, capsys, "--groups", "hospital", "--clusters", "centre", "--thresholds", "0.1",
+                     "0.4", "--calibration-error")
+    assert seen["clusters"] == "centre" and seen["groups"] == "hospital"
+    assert seen["thresholds"] == (0.1, 0.4) and seen["calibration_error"] is True
+    assert seen["groups_kept"] == ["centre", "hospital"]  # both columns loaded
+    seen = _recorded(tmp_path, monkeypatch, capsys, "--clusters", "hospital", "--no-calibration-error")
+    assert seen["clusters"] == "hospital" and seen["groups"] is None and seen["calibration_error"] is False
+    assert seen["groups_kept"] == ["hospital"]
+
+
+@pytest.mark.parametrize("values,words", [
+    (["0.5", "0.05"], "--thresholds 0.5 0.05: LOW must be below HIGH"),
+    (["0.2", "0.2"], "--thresholds 0.2 0.2: LOW must be below HIGH"),
+    (["0", "0.5"], "--thresholds 0 0.5: both thresholds are risks and must lie strictly between 0 and 1"),
+    (["0.05", "1"], "must lie strictly between 0 and 1"),
+    (["5", "50"], "must lie strictly between 0 and 1"),
+    (["nan", "0.5"], "must lie strictly between 0 and 1"),
+    (["low", "0.5"], "argument --thresholds: invalid float value: 'low'"),
+    (["0.05"], "argument --thresholds: expected 2 arguments"),
+])
+def test_bad_thresholds_are_refused_before_the_file_is_read(tmp_path, capsys, values, words):
+    # the file does not exist: the thresholds are checked first
+    status, out = _in_process([tmp_path / "missing.csv", "--out", tmp_path / "out", "--thresholds", *values], capsys)
+    assert status == 2
+    lines = out.err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("calibdash: error:") and words in lines[0], out.err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_clusters_column_is_named(tmp_path, capsys):
+    _table().to_csv(tmp_path / "risks.csv", index=False)
+    status, out = _in_process([tmp_path / "risks.csv", "--groups", "hospital", "--clusters", "ward", "--out",
+                               tmp_path / "out", *FAST], capsys)
+    assert status == 2
+    assert out.err.startswith("calibdash: error: --clusters ward:") and "no column named 'ward'" in out.err, out.err
+    status, out = _in_process([tmp_path / "risks.csv", "--groups", "ward", "--clusters", "hospital", "--out",
+                               tmp_path / "out", *FAST], capsys)
+    assert status == 2 and out.err.startswith("calibdash: error: --groups ward:"), out.err
+
+
+def test_validate_help_explains_the_new_flags():
+    from calibdash.cli import build_parser
+
+    text = next(a for a in build_parser()._actions if a.dest == "cmd").choices["validate"].format_help()
+    for flag in ("--clusters COLUMN", "--thresholds LOW HIGH", "--calibration-error", "--no-calibration-error"):
+        assert flag in text
+    assert "--groups for subgroups of patients, --clusters for centres" in " ".join(text.split())
+
+
+@pytest.mark.slow
+def test_clusters_and_thresholds_end_to_end(tmp_path):
+    _needs_validation_parameter("clusters")
+    _needs_validation_parameter("thresholds")
+    table = _table(n=900)
+    table["centre"] = np.array(["c1", "c2", "c3"], dtype=object)[np.arange(len(table)) % 3]
+    table.to_csv(tmp_path / "risks.csv", index=False)
+    r = _run("risks.csv", "--groups", "hospital", "--clusters", "centre", "--thresholds", "0.1", "0.4", "--out", "out",
+             *FAST, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    metrics = pd.read_csv(tmp_path / "out" / "metrics.csv")
+    whole = metrics[metrics["group"].isna()]
+    assert (whole["interval"].astype(str).str.contains("cluster bootstrap")).any()

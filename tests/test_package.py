@@ -189,7 +189,7 @@ POSITIONAL = {
     "ece_bootstrap": ["name", "P", "y"], "variational_error": ["P", "y"], "variational_top_label": ["P", "y"],
     "holdout_loss_gap": ["recalibrator_fitted", "P_test", "y_test"], "risk": ["estimator", "P", "y"],
     "make_estimator": ["name"], "lab.estimates_vs_n": ["scenario"], "lab.coverage_study": ["scenario"],
-    "lab.figure1": [],
+    "lab.figure1": [], "plan_sample_size": [],
 }
 
 
