@@ -637,7 +637,9 @@ def cmd_evaluate(args):
 # ----------------------------------------------------------------------------- validate
 #: The tables ``validate`` writes beside report.html: file name -> RiskValidation attribute.
 VALIDATE_TABLES = {"groups.csv": "groups", "decision_curve.csv": "decision_curve", "sample_size.csv": "sample_size",
-                   "curve.csv": "curve", "heterogeneity.csv": "heterogeneity"}
+                   "curve.csv": "curve", "heterogeneity.csv": "heterogeneity", "grouped.csv": "grouped",
+                   "net_benefit.csv": "net_benefit", "recalibration.csv": "recalibration", "centres.csv": "centres",
+                   "pooled.csv": "pooled"}
 #: Every file ``validate`` writes, in the order it names them.
 VALIDATE_FILES = ("metrics.csv", "report.html", *VALIDATE_TABLES)
 

@@ -101,16 +101,6 @@ def test_without_groups_the_whole_data_only(tmp_path):
 
 
 # ----------------------------------------------------------------------------- issue 24: centres, thresholds
-def _needs_validation_parameter(name):
-    """Skip until validate_risk_model takes ``name`` (the core part of issue 24 adds clusters and thresholds)."""
-    import inspect
-
-    from calibdash.clinical.validation import validate_risk_model
-
-    if name not in inspect.signature(validate_risk_model).parameters:
-        pytest.skip(f"validate_risk_model has no {name!r} parameter yet")
-
-
 def _in_process(args, capsys):
     from calibdash.cli import main
 
@@ -200,14 +190,16 @@ def test_validate_help_explains_the_new_flags():
 
 @pytest.mark.slow
 def test_clusters_and_thresholds_end_to_end(tmp_path):
-    _needs_validation_parameter("clusters")
-    _needs_validation_parameter("thresholds")
     table = _table(n=900)
     table["centre"] = np.array(["c1", "c2", "c3"], dtype=object)[np.arange(len(table)) % 3]
     table.to_csv(tmp_path / "risks.csv", index=False)
-    r = _run("risks.csv", "--groups", "hospital", "--clusters", "centre", "--thresholds", "0.1", "0.4", "--out", "out",
-             *FAST, cwd=tmp_path)
+    both = _run("risks.csv", "--groups", "hospital", "--clusters", "centre", "--out", "out", *FAST, cwd=tmp_path)
+    assert both.returncode == 2 and "either groups= (subgroups of patients) or clusters= (centres)" in both.stderr
+    r = _run("risks.csv", "--clusters", "centre", "--thresholds", "0.1", "0.4", "--out", "out", *FAST, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    for name in ("pooled.csv", "centres.csv", "net_benefit.csv", "recalibration.csv", "grouped.csv"):
+        assert (tmp_path / "out" / name).exists(), name
+    assert set(pd.read_csv(tmp_path / "out" / "pooled.csv")["n_clusters"]) == {3}
     metrics = pd.read_csv(tmp_path / "out" / "metrics.csv")
     whole = metrics[metrics["group"].isna()]
     assert (whole["interval"].astype(str).str.contains("cluster bootstrap")).any()

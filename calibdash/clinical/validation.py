@@ -73,9 +73,6 @@ from calibdash.clinical.logistic import (
 from calibdash.clinical.sample_size import MIN_EVENTS, sample_size_table
 from calibdash.errors import ConfigError, InputError
 
-# transitional: sample_size_table computes the rows needed at the observed O:E and slope
-_SAMPLE_SIZE_AT_OBSERVED = "oe" in __import__("inspect").signature(sample_size_table).parameters
-
 __all__ = [
     "DEFAULT_THRESHOLDS",
     "LevelsCurve",
@@ -1095,10 +1092,11 @@ def _cal_row(cls, group, p, y, random_state, n_jobs, estimators):
 
 def _sample_size_frame(cls, p, y, widths, values):
     """Riley's targets against the achieved widths, the rows needed computed at the observed O:E
-    and slope (when the sample size module takes them)."""
+    and slope (a model off by O:E 1.5 needs more rows than a calibrated one for the same width)."""
     oe, slope = values["O:E"][0], values["calibration slope"][0]
     ss = sample_size_table(p, y, widths, c_statistic=values["AUROC"][0],
-                           **({"oe": oe, "slope": slope} if _SAMPLE_SIZE_AT_OBSERVED else {}))
+                           oe=oe if np.isfinite(oe) and oe > 0 else None,
+                           slope=slope if np.isfinite(slope) and slope > 0 else None)
     ss.insert(0, "class", cls)
     return ss
 
