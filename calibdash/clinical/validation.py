@@ -28,7 +28,10 @@ statistics themselves):
 
 With centres (``clusters=``) the patients of one centre are not independent: the whole data's
 intervals of every metric (calibration-in-the-large, slope and AUROC included) come from a
-cluster bootstrap that resamples whole centres, and the centres' own estimates are pooled by a
+cluster bootstrap that resamples whole centres (O:E, Brier, calibration-in-the-large, slope and
+AUROC as ``estimate +- t(k-1) sd sqrt(k/(k-1))`` on the log scale for O:E and the logit for
+AUROC: with 12 centres the percentile interval covered the slope in only 90% of draws), and
+the centres' own estimates are pooled by a
 random-effects meta-analysis (:mod:`calibdash.clinical.meta`: REML, Hartung-Knapp interval, 95%
 prediction interval for a new centre), which the verdicts then use.
 
@@ -99,7 +102,7 @@ INTERVAL_METHOD = {
     "E90": "bootstrap", "Emax": "none (the bootstrap is not valid for a maximum)", "Brier": "bootstrap", "scaled Brier": "bootstrap",
     "AUROC": "DeLong", "Spiegelhalter z": "none (a test statistic; see p_value)",
 }
-CLUSTER_BOOTSTRAP = "cluster bootstrap"
+CLUSTER_BOOTSTRAP = "cluster bootstrap"  # its t interval, see _cluster_t_interval
 NO_INTERVAL_FEW_EVENTS = "none (too few events)"
 _BOOTSTRAPPED = ("O:E", "ICI", "E50", "E90", "Emax", "Brier", "scaled Brier")
 
@@ -549,6 +552,31 @@ def _point_statistics(p, y, method):
 _CLUSTERED = ("calibration-in-the-large", "calibration slope", "AUROC")
 
 
+# The scale on which each cluster-bootstrap interval is symmetric (log for a ratio, logit for a
+# probability), and the transformation back.
+_CLUSTER_T_SCALES = {
+    "O:E": (np.log, np.exp), "Brier": None, "scaled Brier": None, "calibration-in-the-large": None,
+    "calibration slope": None, "AUROC": (lambda c: np.log(c / (1 - c)), lambda t: 1 / (1 + np.exp(-t))),
+}
+
+
+def _cluster_t_interval(estimate, draws, k, level, scale):
+    """``estimate +- t(k - 1) sd * sqrt(k / (k - 1))`` on ``scale``: the cluster bootstrap's
+    standard error with the small-sample corrections of cluster-robust inference (the bootstrap
+    variance of a mean over k centres is (k - 1)/k of the unbiased one; t with k - 1 degrees of
+    freedom). With 12 centres the percentile interval covered the slope in 90% of simulated
+    draws at nominal 95% (tests/clinical/test_clusters.py)."""
+    forward, back = scale if scale else ((lambda x: x), (lambda x: x))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = forward(np.asarray(draws, dtype=float))
+        e = forward(float(estimate))
+    d = d[np.isfinite(d)]
+    if k < 2 or len(d) < 2 or not np.isfinite(e):
+        return estimate, np.nan, np.nan
+    half = stats.t.ppf(0.5 + level / 2, k - 1) * np.std(d, ddof=1) * np.sqrt(k / (k - 1))
+    return estimate, float(back(e - half)), float(back(e + half))
+
+
 def _clustered_statistics(p, y):
     """Point estimates of calibration-in-the-large, slope and AUROC (no intervals)."""
     inside = _logistic_rows(p)
@@ -754,11 +782,14 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=N
     resamples["Emax"] = 0  # no interval, so it rests on no resample
     if clusters is not None:
         for j, name in enumerate(_CLUSTERED, start=len(_BOOTSTRAPPED)):
-            values[name] = (values[name][0], lo[j], hi[j])
             resamples[name] = int(finite[:, j].sum())
-        for name in _BOOTSTRAPPED[:-1] + ("scaled Brier",) + _CLUSTERED:
-            if name != "Emax":
-                methods[name] = CLUSTER_BOOTSTRAP
+        columns = {name: j for j, name in enumerate(_BOOTSTRAPPED + _CLUSTERED)}
+        for name in _CLUSTER_T_SCALES:
+            values[name] = _cluster_t_interval(values[name][0], draws[:, columns[name]], len(clusters), level,
+                                               _CLUSTER_T_SCALES[name])
+            methods[name] = CLUSTER_BOOTSTRAP
+        for name in ("ICI", "E50", "E90"):
+            methods[name] = CLUSTER_BOOTSTRAP + " (percentile)"
     if failed:
         notes.append(f"{failed} of {n_resamples:,} bootstrap resamples could not be analysed (e.g. a resample that "
                      "lost a risk level made the curve singular); the intervals rest on the others (the "

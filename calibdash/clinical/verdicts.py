@@ -182,6 +182,17 @@ def _pooled_words(v, name, r, label):
     return text
 
 
+def _judged(v, rows, cls, group, name):
+    """(estimate, ci_low, ci_high, words) of the metric a verdict rests on: the pooled
+    meta-analysis with centres, else the metrics table's row."""
+    pooled = _pooled(v, cls, group, name)
+    if pooled is not None:
+        return (float(pooled["estimate"]), float(pooled["ci_low"]), float(pooled["ci_high"]),
+                _pooled_words(v, name, pooled, name))
+    e, lo, hi = _estimate(rows, name)
+    return e, lo, hi, _with_ci(v, name, e, lo, hi, name)
+
+
 def _differ_words(v, het):
     """The sentence that the groups differ, with the tests' p-values."""
     name = v.group_name or "the groups"
@@ -274,13 +285,7 @@ def _side_runs(p, side, *, lows=None, highs=None):
 
 
 def _weak_calibration(v, rows, cls, group):
-    pooled = _pooled(v, cls, group, "calibration slope")
-    if pooled is not None:
-        b, lo, hi = float(pooled["estimate"]), float(pooled["ci_low"]), float(pooled["ci_high"])
-        slope = _pooled_words(v, "calibration slope", pooled, "calibration slope")
-    else:
-        b, lo, hi = _estimate(rows, "calibration slope")
-        slope = _with_ci(v, "calibration slope", b, lo, hi, "calibration slope")
+    b, lo, hi, slope = _judged(v, rows, cls, group, "calibration slope")
     if not np.isfinite(b):
         return "uncertain", ("The calibration slope cannot be estimated (the risks are all equal, or the outcome is "
                              "perfectly separated).")
@@ -328,13 +333,7 @@ def _moderate_calibration(v, rows, small):
 
 
 def _discrimination(v, rows, cls, group):
-    pooled = _pooled(v, cls, group, "AUROC")
-    if pooled is not None:
-        c, lo, hi = float(pooled["estimate"]), float(pooled["ci_low"]), float(pooled["ci_high"])
-        text = _pooled_words(v, "AUROC", pooled, "AUROC")
-    else:
-        c, lo, hi = _estimate(rows, "AUROC")
-        text = _with_ci(v, "AUROC", c, lo, hi, "AUROC")
+    c, lo, hi, text = _judged(v, rows, cls, group, "AUROC")
     share = (f"an event gets a higher predicted risk than a non-event in {_pct(c)} of pairs" if np.isfinite(c)
              else "")
     if _has_ci(lo, hi) and hi < 0.5:

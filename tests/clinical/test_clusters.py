@@ -80,7 +80,10 @@ def test_cluster_bootstrap_covers_the_population_values():
     """Coverage of the whole data's intervals (what validate_risk_model(clusters=...) computes
     for the whole data, through analyse_sample) over 200 multicentre draws: 12 centres of 100
     patients, centre effects tau = 0.5 on the logit scale. The row bootstrap on the first 40
-    draws is the contrast: it ignores the centres. Measured when written: MEASURED."""
+    draws is the contrast: it ignores the centres. Measured when written: O:E 0.935,
+    calibration-in-the-large 0.94, slope 0.955, AUROC 0.965, Brier 0.975 with the t interval
+    (_cluster_t_interval); the plain percentile interval gave 0.915, 0.915, 0.90, 0.915, 0.94;
+    the row bootstrap's O:E 0.575."""
     truth = _truth()
     draws = 200
     hits = {k: 0 for k in truth}
