@@ -505,12 +505,16 @@ def _sample_size(v, cls, group):
     return _sample_size_status(v, cls)
 
 
-def _assumption(table):
-    """At which values the rows needed were computed (the sample-size table's ``assumption``)."""
-    if "assumption" not in table:
+def _assumption(v, cls, table):
+    """At which O:E and slope the rows needed were computed (the observed ones, when the
+    sample-size table says so)."""
+    if "assumption" not in table or not table["assumption"].astype(str).str.contains("observed").any():
         return ""
-    values = [str(a) for a in table["assumption"].dropna().unique() if str(a)]
-    return f" (rows needed computed {values[0]})" if values else ""
+    rows = metric_rows(v, cls, None)
+    oe, slope = float(rows.loc["O:E", "estimate"]), float(rows.loc["calibration slope", "estimate"])
+    at = [f"O:E {format_metric('O:E', oe)}"] if np.isfinite(oe) else []
+    at += [f"slope {format_metric('calibration slope', slope)}"] if np.isfinite(slope) else []
+    return f" (rows needed computed at the observed {' and '.join(at)}, not assuming a calibrated model)" if at else ""
 
 
 def _sample_size_status(v, cls):
@@ -525,7 +529,7 @@ def _sample_size_status(v, cls):
             "(Collins et al. 2016, Riley et al. 2021). Every interval is wide and the verdicts above are tentative.")
     if short:
         return "uncertain", ("The numbers are imprecise against the targets of Riley et al. (2021): "
-                             + "; ".join(short) + _assumption(table) + ". Read the intervals rather than the estimates.")
+                             + "; ".join(short) + _assumption(v, cls, table) + ". Read the intervals rather than the estimates.")
     return "ok", (f"{events:,} events and {non_events:,} non-events: every precision target of Riley et al. (2021) is met.")
 
 

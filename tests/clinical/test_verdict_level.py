@@ -140,3 +140,22 @@ def test_useful_needs_a_stretch_not_one_threshold():
     nb = v.net_benefit[v.net_benefit["group"].isna()]
     outside = nb[~nb["in_range"]]
     assert outside["threshold"].min() == 0.01 and not any(a < 0.05 for a, _ in strict)
+
+
+def test_rows_needed_are_computed_at_the_observed_calibration():
+    """A model whose risks are too low (O:E about 1.4) needs more rows for the same O:E width
+    than a calibrated one; the sentence says at which values it computed."""
+    from calibdash.clinical.sample_size import sample_size_table
+
+    rng = np.random.default_rng(1)
+    lp = rng.normal(-2.4, 1.0, 3000)
+    p = expit(lp)
+    y = (rng.random(3000) < expit(lp + 0.5)).astype(int)
+    v = cd.validate_risk_model(p, y, n_resamples=100, calibration_error=False)
+    size = _status(v, "sample size")["verdict"]
+    oe = v.metric("O:E")["estimate"]
+    assert oe > 1.3 and f"computed at the observed O:E {oe:.2f}" in size
+    table = v.sample_size.set_index("metric")
+    calibrated = sample_size_table(p, y, {"O:E": 0.21}, c_statistic=0.74).set_index("metric")
+    assert table.loc["O:E", "rows_needed"] > 1.3 * calibrated.loc["O:E", "rows_needed"]
+    assert f"{table.loc['O:E', 'rows_needed']:,.0f} rows would reach it" in size
