@@ -294,6 +294,15 @@ def positive_class(pred):
     return pred.class_names[1] if pred.d == 2 and pred.class_names != ("0", "1") else None
 
 
+def risk_summary(pred):
+    """(mean predicted risk, observed event rate) of a two-class problem: the mean probability of
+    the second class (the event, the positive class) and the share of rows that are that class;
+    None for more classes."""
+    if pred.d != 2:
+        return None
+    return float(np.mean(pred.probs[:, 1])), float(np.mean(pred.labels == 1))
+
+
 def load_upload(info):
     """Load the kept upload with the Data page's mapping into the session; returns an error
     message (markdown) or None (never raises). Reloads only when a file or a choice changed."""

@@ -10,20 +10,55 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
+import pandas as pd
 import streamlit as st
 
 import calibdash as cd
 import ui
-from calibdash.clinical.validation import MAX_GROUPS
+from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
+from calibdash.clinical.validation import DEFAULT_THRESHOLDS, MAX_GROUPS
 from calibdash.display import text as display
+from calibdash.display.meta import pooled_forest_figure
+from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash.reporting.validation import metrics_csv
 
 DEFAULT_RESAMPLES = 1000
 MAX_APP_RESAMPLES = 10_000
+# The Threshold range slider's ends (its default: validate_risk_model's DEFAULT_THRESHOLDS).
+THRESHOLD_LIMITS = (0.01, 0.99)
 # The Validate page's settings: "view__" keys, which ui.init_state keeps across page changes.
 RESAMPLES_KEY, SEED_KEY, CAL_ERROR_KEY, CLASS_KEY = ("view__val_resamples", "view__val_seed", "view__val_cal_error",
                                                      "view__val_class")
+ROLE_KEY, THRESHOLDS_KEY = "view__val_role", "view__val_thresholds"
+# What the grouping column is: subgroups of patients (groups=) or centres (clusters=).
+ROLES = {"subgroups": "subgroups of patients", "centres": "centres (hospitals)"}
+# The planning mode's inputs ("view__" keys too): {argument of plan_sample_size: (label, default, min, max,
+# step, format, help)}.
+PLAN_INPUTS = {
+    "prevalence": ("Anticipated prevalence", 0.15, 0.001, 0.999, 0.01, "%.3f",
+                   "The share of patients expected to have the event in the validation population."),
+    "c_statistic": ("Anticipated C statistic (AUROC)", 0.75, 0.51, 0.99, 0.01, "%.2f",
+                    "The discrimination expected in the validation population (from the development study or "
+                    "earlier validations)."),
+    "oe": ("Anticipated O:E", 1.0, 0.2, 5.0, 0.05, "%.2f",
+           "Observed over expected events expected in the validation population (1: calibrated on average)."),
+    "slope": ("Anticipated calibration slope", 1.0, 0.2, 3.0, 0.05, "%.2f",
+              "The calibration slope expected (1: neither too extreme nor too modest)."),
+    "threshold": ("Risk threshold", 0.1, 0.01, 0.99, 0.01, "%.2f",
+                  "The risk threshold at which the net benefit's precision is targeted (Riley et al.'s fourth "
+                  "criterion): the risk above which patients would be treated."),
+}
+# Target widths of the 95% intervals, by key of plan_sample_size's targets (default DEFAULT_TARGETS):
+# {target: (label, what)}.
+PLAN_WIDTHS = {
+    "O:E": ("Target width: O:E", "O:E"),
+    "calibration slope": ("Target width: slope", "the calibration slope"),
+    "AUROC": ("Target width: C statistic", "the C statistic"),
+    "net benefit": ("Target width: standardised net benefit", "the standardised net benefit (net benefit / "
+                    "prevalence) at the threshold"),
+}
 NO_GROUPS = False  # the grouping column "none" (None in the plain key means "the first one kept")
 NO_GROUPS_LABEL = "(no subgroups)"
 STATUS_ICONS = {"ok": ":green[:material/check_circle:]", "problem": ":red[:material/error:]",
@@ -41,26 +76,58 @@ HELP = {
     "resamples": "Bootstrap resamples for the intervals of O:E, ICI, E50, E90, the Brier scores, the curve's band and "
     "the decision curve (calibration-in-the-large and the slope have profile-likelihood intervals, AUROC DeLong's). "
     "More take longer; 0 skips those intervals.",
+    "role": "**Subgroups of patients** (e.g. sex, age band, a diagnosis): the same patients' population split by a "
+    "characteristic; every metric per group, forest plots and tests of heterogeneity; the whole data's intervals "
+    "resample patients. **Centres** (hospitals, practices, countries): patients cluster within centres, which "
+    "differ in case mix and care; the whole data's intervals come from a cluster bootstrap (resampling centres, "
+    "not patients), and a random-effects meta-analysis pools the centres' O:E, calibration-in-the-large, slope "
+    "and AUROC with a prediction interval: the range of a new centre's value (Debray et al. 2017, Riley et al. "
+    "2021). Choose centres when the data come from several sites and you want to know how the model transports.",
+    "thresholds": "The range of risk thresholds (the risk above which a patient would be treated) over which "
+    "clinical usefulness is judged: the model is useful where the lower end of the interval of its net benefit "
+    "over the better of treat-all and treat-none is above 0 over a stretch of thresholds. Choose the thresholds "
+    "that are clinically sensible for the decision the risks inform: a wide range includes thresholds nobody would "
+    "use and where few patients are.",
+    "findings": "One sentence per subgroup or centre whose calibration is off (an interval that excludes the ideal "
+    "value), with its numbers.",
+    "net_benefit": "At each threshold in the range: the model's net benefit (true positives per patient, minus "
+    "false positives weighted by the threshold's odds), treat-all's, the difference to the better of treat-all and "
+    "treat-none with its 95% interval, and the net interventions avoided per 100 patients. The model is useful "
+    "where the interval of the difference lies above 0.",
+    "pooled": "One row per metric: the random-effects estimate over the centres (REML, Hartung-Knapp 95% interval), "
+    "the 95% prediction interval (where a new centre's value would lie) and tau squared (the between-centre "
+    "variance). A prediction interval much wider than the interval means the centres differ.",
+    "pooled_forest": "Each centre's estimate and 95% interval, the pooled estimate (diamond) and the prediction "
+    "interval of a new centre.",
+    "recalibration": "The updates that would make the risks calibrated in these data: the intercept update (shift "
+    "every risk on the logit scale: logit p' = a + logit p) and the logistic recalibration (logit p' = a + b logit p), "
+    "with profile-likelihood intervals. The download applies them to every row.",
+    "plan": "Riley et al. (2021): the rows a validation study needs so that the 95% intervals of O:E, the "
+    "calibration slope, the C statistic and the net benefit at a threshold are no wider than the targets, from "
+    "anticipated values alone (no data needed). The largest of the criteria is the minimum.",
     "seed": "Random seed of the bootstrap (and of the calibration error's split): equal seeds give equal numbers.",
     "cal_error": "Also estimate the risk-optimised calibration error (Gruber & Bach; calibdash's Evaluate run, canonical "
-    "notion) on the whole data and in every judged group. It takes a few seconds per group.",
+    "notion) on the whole data and in every judged group. It takes a few seconds per group. Off by default: the "
+    "estimator it selects can change between groups, so the groups' numbers are not comparable.",
     "hierarchy": "Van Calster et al. (2019): mean calibration (do the risks match the event rate on average? O:E, "
     "calibration-in-the-large), weak calibration (are they too extreme or too modest? the slope), moderate calibration "
     "(does the observed frequency follow the risk? the flexible curve and its summaries ICI, E50, E90, Emax), beside "
     "discrimination (AUROC), overall accuracy (Brier) and clinical usefulness (net benefit). A level is a problem when "
     "its interval excludes the ideal value, uncertain when the interval is too wide to tell.",
     "curve": "The loess curve of the observed outcome on the predicted risk (span 0.75, degree 2, as R computes it) with "
-    "its bootstrap band, as R's CalibrationCurves::val.prob.ci.2 draws it; on the diagonal, the risks are right. Below: "
-    "how many events (up) and non-events (down) received each predicted risk.",
+    "its bootstrap band, as R's CalibrationCurves::val.prob.ci.2 draws it, and the observed event rate in tenths of "
+    "predicted risk with exact intervals; on the diagonal, the risks are right. For a score with few distinct risks "
+    "(a point score) loess has nothing to smooth: the observed event rate at each risk level, with its exact "
+    "interval, is the curve. The axes are zoomed to the range of the risks. Below: how many events (up) and "
+    "non-events (down) received each predicted risk.",
     "decision": "Net benefit (Vickers & Elkin 2006): true positives minus false positives weighted by the odds of the "
     "threshold, per patient, for treating those whose risk is above the threshold; against treating everyone and no "
-    "one. The model is useful at thresholds where its curve is above both.",
+    "one. The shaded range is the one set under Threshold range: the model is judged useful where the interval of "
+    "its net benefit is above both over a stretch of thresholds in it.",
     "forest": "Each group's estimate and interval beside the value of a calibrated model (dashed); the panel titles give "
     "the likelihood-ratio test of heterogeneity between groups. Open markers: imprecise groups.",
     "heterogeneity": "Likelihood-ratio tests of 'calibration-in-the-large (or the slope) is the same in every judged "
     "group'. A small p-value means the groups differ.",
-    "cal_error_table": "The risk-optimised estimate of the squared calibration error (canonical notion) with its 95% "
-    "interval, from the estimator the risk selected, per group.",
 }
 
 
@@ -69,6 +136,9 @@ FIXES = {
     "group_columns": "choose another grouping column under **Grouping column** above, or "
                      f"{NO_GROUPS_LABEL.strip('()')}.",
     "positive": "choose the class under **Class validated** above.",
+    "clusters": "choose another grouping column under **Grouping column** above, use it as subgroups, or "
+                f"{NO_GROUPS_LABEL.strip('()')}.",
+    "thresholds": "choose another range under **Threshold range** above.",
 }
 
 
@@ -121,6 +191,21 @@ def groups_kept():
         ss["data_group"] = None
 
 
+def role_widget(container):
+    """Whether the grouping column is subgroups of patients or centres (the radio of :data:`ROLE_KEY`)."""
+    st.session_state.setdefault(ROLE_KEY, "subgroups")
+    return container.radio("The groups are", list(ROLES), key=ROLE_KEY, format_func=ROLES.get, horizontal=True,
+                           help=HELP["role"])
+
+
+def grouping(pred):
+    """{"groups": column or None, "clusters": column or None} of validate_risk_model for ``pred``: the
+    grouping column chosen (:func:`grouping_column`) as subgroups or as centres (:data:`ROLE_KEY`)."""
+    column = grouping_column(pred)
+    centres = st.session_state.get(ROLE_KEY) == "centres"
+    return {"groups": None if centres else column, "clusters": column if centres else None}
+
+
 def class_widget(container, pred):
     """The validated class: the positive (second) class of binary data; for more classes, one
     chosen by the user (None until then)."""
@@ -132,47 +217,64 @@ def class_widget(container, pred):
                                placeholder="choose a class" if pred.d > 2 else None)
 
 
+def thresholds_setting():
+    """The threshold range (low, high) of :data:`THRESHOLDS_KEY`, rounded to the slider's step."""
+    low, high = st.session_state.get(THRESHOLDS_KEY, DEFAULT_THRESHOLDS)
+    return round(float(low), 2), round(float(high), 2)
+
+
 def settings_widgets(columns):
-    """The number of resamples, the seed and the calibration-error toggle, in three ``columns``."""
+    """The number of resamples, the seed, the threshold range and the calibration-error toggle, in
+    four ``columns``; returns them as validate_risk_model's keyword arguments."""
     ss = st.session_state
     ss.setdefault(RESAMPLES_KEY, DEFAULT_RESAMPLES)
     ss.setdefault(SEED_KEY, 0)
-    ss.setdefault(CAL_ERROR_KEY, True)
-    c1, c2, c3 = columns
+    ss.setdefault(CAL_ERROR_KEY, False)
+    ss.setdefault(THRESHOLDS_KEY, DEFAULT_THRESHOLDS)
+    c1, c2, c3, c4 = columns
     c1.number_input("Bootstrap resamples", min_value=0, max_value=MAX_APP_RESAMPLES, step=100, key=RESAMPLES_KEY,
                     help=HELP["resamples"])
     c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=SEED_KEY, help=HELP["seed"])
-    c3.toggle("Calibration error per group", key=CAL_ERROR_KEY, help=HELP["cal_error"])
+    c3.slider("Threshold range", min_value=THRESHOLD_LIMITS[0], max_value=THRESHOLD_LIMITS[1], step=0.01,
+              key=THRESHOLDS_KEY, help=HELP["thresholds"])
+    c4.toggle("Calibration error per group", key=CAL_ERROR_KEY, help=HELP["cal_error"])
     return {"n_resamples": int(ss[RESAMPLES_KEY]), "random_state": int(ss[SEED_KEY]),
-            "calibration_error": bool(ss[CAL_ERROR_KEY])}
+            "thresholds": thresholds_setting(), "calibration_error": bool(ss[CAL_ERROR_KEY])}
 
 
 # -- the validation as a job ----------------------------------------------------------
-def validation_key(pred, group, cls, settings):
-    """The job's key: ("validate", sha256 of the data, the grouping column's values and the settings)."""
+def validation_key(pred, cls, settings):
+    """The job's key: ("validate", sha256 of the data, of the subgroup and centre columns' names and
+    values, of the class and of every other setting). ``settings``: validate_risk_model's keyword
+    arguments (``groups`` and ``clusters`` column names of ``pred`` or None)."""
     h = hashlib.sha256(pred.sha256.encode())
-    if group is not None:
-        h.update(b"\x00group\x00" + group.encode())
-        h.update("\x1f".join(map(str, pred.groups[group])).encode())
-    h.update(repr((cls, sorted(settings.items()))).encode())
+    for role in ("groups", "clusters"):
+        column = settings.get(role)
+        if column is not None:
+            h.update(f"\x00{role}\x00".encode() + column.encode() + b"\x00")
+            h.update("\x1f".join(map(str, pred.groups[column])).encode())
+    rest = {k: v for k, v in settings.items() if k not in ("groups", "clusters")}
+    h.update(repr((cls, sorted(rest.items()))).encode())
     return ("validate", h.hexdigest())
 
 
-def run_validation(label, pred, group, cls, settings):
-    """(RiskValidation or None, message (markdown) or None) of ``pred`` validated for class ``cls``:
-    from the session's results, else as a job of the server's pool (its progress and Cancel
-    button shown here meanwhile, both None). Never raises."""
-    key = validation_key(pred, group, cls, settings)
-    kwargs = dict(p=pred, groups=group, positive=cls, **settings)
-    title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples"
-                             + (", by " if group else ""), *([display.user(group)] if group else []), ")")
+def run_validation(label, pred, cls, settings):
+    """(RiskValidation or None, message (markdown) or None) of ``pred`` validated for class ``cls``
+    with ``settings`` (validate_risk_model's keyword arguments): from the session's results, else as
+    a job of the server's pool (its progress and Cancel button shown here meanwhile, both None).
+    Never raises."""
+    key = validation_key(pred, cls, settings)
+    kwargs = dict(p=pred, positive=cls, **settings)
+    by = [(", by ", settings["groups"]), (", centres ", settings["clusters"])]
+    title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples",
+                             *[piece for words, column in by if column for piece in (words, display.user(column))], ")")
     return ui.job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results", stay_cancelled=True,
                          what="The validation", fixes=FIXES)
 
 
-def run_again(label, pred, group, cls, settings):
+def run_again(label, pred, cls, settings):
     """The "Run again" button of a cancelled validation."""
-    key = validation_key(pred, group, cls, settings)
+    key = validation_key(pred, cls, settings)
     if key in st.session_state["cancelled"] and st.button("Run again", key="val_run_again",
                                                           help="Start the cancelled validation again."):
         ui.forget_cancel(key)
@@ -218,18 +320,45 @@ def heterogeneity_sentences(v, cls):
     for _, t in class_rows(v.heterogeneity, cls).iterrows():
         p = float(t["p_value"])
         shown = "< 0.001" if p < 0.001 else f"= {p:.3f}"
-        what = "differs between the groups" if p < 0.05 else "shows no clear difference between the groups"
+        units = "centres" if v.clusters else "groups"
+        what = f"differs between the {units}" if p < 0.05 else f"shows no clear difference between the {units}"
         out.append(display.escape_markdown(f"{t['metric'][0].upper()}{t['metric'][1:]} {what} (likelihood-ratio test, "
                                            f"chi-squared {t['statistic']:.2f} on {int(t['df'])} df, p {shown})."))
     return out
 
 
-def calibration_error_table(v, cls):
-    """The risk-optimised calibration error per group of ``cls`` ("whole data" first)."""
-    t = class_rows(v.calibration_error, cls).copy()
-    if len(t):
-        t["group"] = ["whole data" if g is None or g != g else str(g) for g in t["group"]]
-    return t
+def pooled_forests(v, cls):
+    """The forest plots of the meta-analysis of ``cls``, one per pooled metric
+    (:func:`calibdash.display.meta.pooled_forest_figure`)."""
+    centres, pooled = (frame[frame["class"] == cls] for frame in (v.centres, v.pooled))
+    return [pooled_forest_figure(centres, pooled, m) for m in dict.fromkeys(pooled["metric"])]
+
+
+def recalibrated_frame(v, pred, cls):
+    """One row per row of ``pred``: its outcome, the predicted risk of ``cls`` and the risk after each
+    recalibration model of ``v`` (:meth:`RiskValidation.recalibrate`), with the grouping columns."""
+    k = list(pred.class_names).index(cls)
+    p = pred.probs[:, k]
+    frame = pd.DataFrame({"row": np.arange(1, pred.n + 1), "outcome": np.asarray(pred.class_names)[pred.labels],
+                          "event": (pred.labels == k).astype(int), "predicted_risk": p})
+    for model in dict.fromkeys(class_rows(v.recalibration, cls)["model"]):
+        frame["risk_after_" + model.replace(" ", "_")] = v.recalibrate(p, cls=cls, model=model)
+    for column, values in pred.groups.items():
+        if column not in frame:
+            frame[column] = values
+    return frame
+
+
+def recalibrated_download(container, v, label, pred, cls):
+    """The "Recalibrated risks (CSV)" download, built when it is clicked."""
+    container.download_button(
+        "Recalibrated risks (CSV)", lambda: csv_text(recalibrated_frame(v, pred, cls)).encode("utf-8"),
+        ui.download_name("recalibrated_risks", "csv", file_label(label, pred, cls)), "text/csv",
+        key="dl_val_recalibrated", on_click="ignore",
+        help="Every row with its outcome, the model's risk and the risk after the intercept update and after the "
+             "logistic recalibration fitted here (full precision). Use them only for patients like these: a "
+             "recalibration fitted on one population does not transport to another without validation.",
+    )
 
 
 def file_label(label, pred, cls):
@@ -263,3 +392,48 @@ def metrics_download(container, v, label, pred, cls):
         "text/csv", key="dl_val_metrics", on_click="ignore",
         help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",
     )
+
+
+# -- planning a validation study ------------------------------------------------------
+def plan_settings(columns_inputs, columns_widths):
+    """The planning inputs (number boxes in ``columns_inputs``) and target widths (in ``columns_widths``);
+    returns plan_sample_size's keyword arguments. The values are "view__plan_" keys, kept across pages."""
+    ss = st.session_state
+    kwargs = {}
+    for (name, (label, default, low, high, step, fmt, help_)), box in zip(PLAN_INPUTS.items(), columns_inputs):
+        key = f"view__plan_{name}"
+        ss.setdefault(key, default)
+        kwargs[name] = float(box.number_input(label, min_value=low, max_value=high, step=step, format=fmt, key=key,
+                                              help=help_))
+    targets = {}
+    for (name, (label, what)), box in zip(PLAN_WIDTHS.items(), columns_widths):
+        key = "view__plan_width_" + name.replace(" ", "_").replace(":", "")
+        ss.setdefault(key, DEFAULT_TARGETS[name])
+        targets[name] = float(box.number_input(
+            label, min_value=0.01, max_value=1.0, step=0.01, format="%.2f", key=key,
+            help=f"Width of the 95% interval of {what} (Riley et al. 2021 suggest {DEFAULT_TARGETS[name]:g})."))
+    kwargs["targets"] = targets
+    return kwargs
+
+
+def planning():
+    """The "Plan a validation study" mode: Riley et al.'s criteria from anticipated values, no data needed
+    (:func:`calibdash.clinical.sample_size.plan_sample_size`)."""
+    st.markdown("How many patients does an external validation need? " + HELP["plan"])
+    kwargs = plan_settings(st.columns(len(PLAN_INPUTS)), st.columns(len(PLAN_WIDTHS)))
+    try:
+        table = plan_sample_size(**kwargs)
+    except cd.CalibdashError as e:
+        st.error(display.markdown(e), icon=":material/error:")
+        return
+    minimum = table[table["metric"] == "minimum"].iloc[0]
+    with st.container(key="val_plan_result"):
+        st.markdown(f"**Minimum: {int(minimum['rows_needed']):,} rows** (about {int(minimum['events_needed']):,} "
+                    "events). " + display.escape_markdown(minimum["note"][:1].upper() + minimum["note"][1:]) + ".")
+        ui.number_table(table[table["metric"] != "minimum"].drop(columns=["metric"]), key="val_plan", numbers={
+            "anticipated": ("anticipated", ".3g", "The anticipated value each criterion assumes (net benefit: "
+                            "standardised, net benefit / prevalence)."),
+            "target": ("target width", ".3g", "The width of the 95% interval aimed at."),
+            "se": ("standard error", ".4f", "The standard error that width means."),
+            "rows_needed": ("rows needed", ",.0f", "The rows that reach the target."),
+            "events_needed": ("events needed", ",.0f", "The events among those rows, at the anticipated prevalence.")})

@@ -76,9 +76,18 @@ c = st.columns([1, 1, 1.5, 1, 1.2])
 c[0].metric("Rows", f"{pred.n:,}", help="Number of examples (predictions with a label).")
 c[1].metric("Classes", pred.d)
 c[2].metric("Input", pred.kind, help="Whether the numbers were read as probabilities or as logits (then softmaxed).")
-c[3].metric("Accuracy", f"{pred.accuracy:.1%}", help="How often the most probable class is the true one.")
-c[4].metric("Mean confidence", f"{pred.mean_confidence:.1%}",
-            help="Average probability of the predicted class. Far from the accuracy means miscalibration.")
+risk = ui.risk_summary(pred)
+if risk is None:
+    c[3].metric("Accuracy", f"{pred.accuracy:.1%}", help="How often the most probable class is the true one.")
+    c[4].metric("Mean confidence", f"{pred.mean_confidence:.1%}",
+                help="Average probability of the predicted class. Far from the accuracy means miscalibration.")
+else:  # a risk model: its risks on average against how often the event happened
+    event = pred.class_names[1]
+    c[3].metric("Mean predicted risk", f"{risk[0]:.1%}",
+                help=f"The average predicted probability of the event (class {code(event)}) over all rows.")
+    c[4].metric("Observed event rate", f"{risk[1]:.1%}",
+                help=f"The share of rows whose outcome is the event (class {code(event)}). Far from the mean predicted "
+                     "risk means the risks are too high or too low on average (O:E, on the Validate page).")
 for w in pred.warnings:
     st.warning(markdown(w), icon=":material/warning:")
 for n in pred.notes:

@@ -1,4 +1,5 @@
-"""Validate page: a clinical risk model's calibration hierarchy, curve, decision curve and subgroups."""
+"""Validate page: a clinical risk model's calibration hierarchy, curve, decision curve, subgroups or centres,
+recalibration, and the planning of a validation study."""
 
 import streamlit as st
 
@@ -13,78 +14,123 @@ st.title("Validate a risk model")
 st.markdown(
     "The validation of a clinical risk model as Van Calster et al. (2019) and TRIPOD+AI describe it: is the model "
     "calibrated on average, in its spread and along the whole range of risk, does it discriminate, is it useful for "
-    "decisions, overall and in subgroups; every number with its 95% interval."
+    "decisions, overall, in subgroups of patients and across centres; every number with its 95% interval."
 )
 label, pred, is_demo = uc.validation_data()
 if is_demo:
     st.info(markdown("This is the demo, already validated: ", demo.VALIDATION_DEMO_DESCRIPTION, " (The data in use, ",
                      user(ui.current_dataset()[0]), ", have more than two classes.) To validate your own model, "
                      "upload its predicted risks and outcomes on the Data page: a table with a probability column, "
-                     "the outcome (e.g. yes/no) and optionally a subgroup column, kept under Grouping columns."),
+                     "the outcome (e.g. yes/no) and optionally a subgroup or centre column, kept under Grouping "
+                     "columns."),
             icon=":material/info:")
     st.page_link("app_pages/data.py", label="Go to Data", icon=":material/upload_file:")
 
-c1, c2 = st.columns(2)
+c1, c2, c3 = st.columns(3)
 cls = uc.class_widget(c1, pred)
 if pred.groups:
     uc.group_widget(c2, "val_group", pred)
+    if uc.grouping_column(pred) is not None:
+        uc.role_widget(c3)
 else:
-    c2.caption("No grouping column: keep one on the Data page (**Grouping columns**) for subgroups.")
-group = uc.grouping_column(pred)
-settings = uc.settings_widgets(st.columns(3))
+    c2.caption("No grouping column: keep one on the Data page (**Grouping columns**) for subgroups or centres.")
+settings = {**uc.grouping(pred), **uc.settings_widgets(st.columns([1, 1, 1.6, 1.2]))}
 
 
 def show(v):
-    st.caption(f"Data: {code(label)} ({v.n:,} rows; event: class {code(cls)}"
-               + (f"; subgroups by {code(v.group_name)}" if v.group_name else "")
-               + f"). {v.settings['n_resamples']:,} bootstrap resamples, seed {v.settings['random_state']}.")
-    for note in v.notes:
-        st.caption(markdown(note))
+    low, high = v.settings.get("thresholds", settings["thresholds"])
+    by = (f"; centres: {code(v.clusters)}" if v.clusters
+          else f"; subgroups by {code(v.group_name)}" if v.group_name else "")
+    st.caption(f"Data: {code(label)} ({v.n:,} rows; event: class {code(cls)}{by}). "
+               f"{v.settings['n_resamples']:,} bootstrap resamples"
+               + (" (of whole centres)" if v.clusters else "")
+               + f", seed {v.settings['random_state']}; usefulness judged over thresholds {low:.0%} to {high:.0%}.")
+    if v.notes:
+        with st.container(key="val_notes"):
+            for note in v.notes:
+                st.caption(":material/info: " + markdown(note))
 
     st.subheader("The calibration hierarchy", help=H["hierarchy"])
     with st.container(border=True, key="val_verdicts"):
-        for item in views.hierarchy_verdicts(v, cls=cls):
+        for item in v.verdicts(cls=cls):
             st.markdown(uc.verdict_markdown(item))
+    findings = v.group_findings(cls=cls)
+    if findings:
+        with st.container(key="val_findings"):
+            st.markdown(f"**{'Centres' if v.clusters else 'Subgroups'} that are off**", help=H["findings"])
+            for sentence in findings:
+                st.markdown("- " + markdown(sentence))
     with st.container(key="val_table"):
         table = views.metrics_table(v, cls=cls)
         st.dataframe(table, key="val_metrics", hide_index=True, width="stretch", height=35 * (len(table) + 1) + 3)
 
     c1, c2 = st.columns(2)
     with c1:
-        st.subheader("Flexible calibration curve", help=H["curve"])
+        st.subheader("Calibration curve", help=H["curve"])
         st.plotly_chart(views.validation_curve_figure(v, cls=cls), key="val_curve", width="stretch")
     with c2:
         st.subheader("Decision curve", help=H["decision"])
         st.plotly_chart(views.decision_curve_figure(v, cls=cls), key="val_decision", width="stretch")
+    c1, c2 = st.columns(2)
+    with c1:
+        with st.expander("Observed against predicted risk, by group of patients"):
+            st.dataframe(views.grouped_table(v, cls=cls), key="val_grouped", hide_index=True, width="stretch")
+    nb = views.net_benefit_table(v, cls=cls)
+    if len(nb):
+        with st.container(key="val_usefulness"):
+            st.markdown(f"**Net benefit at thresholds {low:.0%} to {high:.0%}**", help=H["net_benefit"])
+            st.dataframe(nb, key="val_net_benefit", hide_index=True, width="stretch")
 
-    st.subheader("Sample size")
-    st.markdown(markdown(views.sample_size_text(v, cls=cls)))
+    if v.clusters:
+        st.subheader(f"Centres: {code(v.clusters)}", anchor=False)
+        pooled = views.pooled_table(v, cls=cls)
+        if len(pooled):
+            with st.container(key="val_meta"):
+                st.markdown("**Random-effects meta-analysis of the centres**", help=H["pooled"])
+                st.dataframe(pooled, key="val_pooled", hide_index=True, width="stretch")
+                for i, fig in enumerate(uc.pooled_forests(v, cls)):
+                    if i % 2 == 0:
+                        cols = st.columns(2)
+                    cols[i % 2].plotly_chart(fig, key=f"val_pooled_forest_{i}", width="stretch")
+                st.caption(H["pooled_forest"])
+        with st.expander("Each centre's estimates (the meta-analysis' inputs)"):
+            st.dataframe(views.centres_table(v, cls=cls), key="val_centres", hide_index=True, width="stretch")
 
     if v.group_name:
-        st.subheader(f"Subgroups by {code(v.group_name)}", anchor=False)
+        what = "Centres" if v.clusters else "Subgroups"
+        st.subheader(f"{what} by {code(v.group_name)}" if not v.clusters else "Every centre", anchor=False)
         for message in uc.flagged_groups(v, cls):
             st.warning(message, icon=":material/warning:")
         ui.number_table(uc.groups_table(v, cls), key="val_groups", numbers={})
         st.plotly_chart(views.forest_figure(v, cls=cls), key="val_forest", width="stretch")
         st.caption(H["forest"])
         if len(uc.class_rows(v.heterogeneity, cls)):
-            st.markdown("**Heterogeneity between groups**", help=H["heterogeneity"])
+            st.markdown(f"**Heterogeneity between {what.lower()}**", help=H["heterogeneity"])
             for sentence in uc.heterogeneity_sentences(v, cls):
                 st.markdown("- " + sentence)
-        cal = uc.calibration_error_table(v, cls)
+        cal = views.calibration_error_table(v, cls=cls)
         if len(cal):
-            st.markdown("**Risk-optimised calibration error per group**", help=H["cal_error_table"])
-            ui.number_table(cal, key="val_cal_error", numbers={
-                "estimate": ("estimate", ".4f", "Squared calibration error (0 = calibrated)."),
-                "ci_low": ("95% low", ".4f", None), "ci_high": ("95% high", ".4f", None)})
+            st.markdown("**Risk-optimised calibration error per group**", help=views.CALIBRATION_ERROR_HELP)
+            st.dataframe(cal, key="val_cal_error", hide_index=True, width="stretch")
         judged = list(uc.class_rows(v.groups, cls).query("status != 'too small'")["group"])
         if judged:
             if st.session_state.get("view__val_group_table") not in judged:
                 st.session_state["view__val_group_table"] = judged[0]
-            shown = st.selectbox("Every metric of one group", judged, key="view__val_group_table",
-                                 help="The metrics table of one subgroup.")
-            st.dataframe(views.metrics_table(v, cls=cls, group=shown), key="val_group_metrics", hide_index=True,
-                         width="stretch")
+            shown = st.selectbox(f"Every metric of one {'centre' if v.clusters else 'group'}", judged,
+                                 key="view__val_group_table", help="The metrics table of one subgroup or centre.")
+            group_table = views.metrics_table(v, cls=cls, group=shown)
+            st.dataframe(group_table, key="val_group_metrics", hide_index=True, width="stretch",
+                         height=35 * (len(group_table) + 1) + 3)
+
+    recal = views.recalibration_table(v, cls=cls)
+    if len(recal):
+        st.subheader("Recalibration", help=H["recalibration"], anchor=False)
+        st.markdown(markdown(views.recalibration_text(v, cls=cls)))
+        st.dataframe(recal, key="val_recalibration", hide_index=True, width="stretch")
+        uc.recalibrated_download(st, v, label, pred, cls)
+
+    st.subheader("Sample size", anchor=False)
+    st.markdown(markdown(views.sample_size_text(v, cls=cls)))
 
     d1, d2 = st.columns(2)
     uc.report_download(d1, v, label, pred, cls)
@@ -93,10 +139,16 @@ def show(v):
 
 if cls is None:
     st.info(f"The data have {pred.d} classes: choose the class to validate against the others.")
+elif settings["thresholds"][0] >= settings["thresholds"][1]:
+    st.error("The threshold range is empty: move its two ends apart under **Threshold range**.",
+             icon=":material/error:")
 else:
-    v, error = uc.run_validation(label, pred, group, cls, settings)  # a job: its progress is shown until it is over
+    v, error = uc.run_validation(label, pred, cls, settings)  # a job: its progress is shown until it is over
     if error:
         st.error(error, icon=":material/error:")
-        uc.run_again(label, pred, group, cls, settings)
+        uc.run_again(label, pred, cls, settings)
     elif v is not None:
         show(v)
+
+with st.expander("Plan a validation study", icon=":material/calculate:"):
+    uc.planning()

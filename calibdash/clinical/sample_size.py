@@ -336,8 +336,9 @@ def classification_rates(lp, *, threshold, intercept=0.0, slope=1.0):
     r = special.expit(intercept + slope * x)
     treat = x >= t
     rate = float(w @ r)
-    sens = float((w * r)[treat].sum()) / rate
-    spec = float((w * (1 - r))[~treat].sum()) / (1 - rate)
+    # quadrature weights sum to 1 only to rounding: a rate computed as 1.0000000000000002 is 1
+    sens = min(1.0, max(0.0, float((w * r)[treat].sum()) / rate))
+    spec = min(1.0, max(0.0, float((w * (1 - r))[~treat].sum()) / (1 - rate)))
     return sens, spec, rate
 
 

@@ -1,6 +1,9 @@
 """The Validate page through Streamlit's AppTest: the demo validation on a first visit, an uploaded
-clinical table validated by subgroup, and bad grouping columns refused with a clear message."""
+clinical table validated by subgroup and by centre (a point score: four distinct risks), the threshold
+range, settings kept across pages, the planning mode, the Data page's summary of a risk model, and
+bad grouping columns refused with a clear message."""
 
+import io
 import json
 from pathlib import Path
 
@@ -12,10 +15,16 @@ from streamlit.testing.v1 import AppTest
 import calibdash as cd
 import ui_clinical as uc
 from calibdash.clinical import METRICS
+from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
+from calibdash.clinical.validation import DEFAULT_THRESHOLDS
 from calibdash.display import clinical as views
+from calibdash.display.text import markdown, plot_text
+from calibdash.io.export import csv_text
 from calibdash.lab import demo
 
+from ..hostile import HTML
 from .conftest import go, no_exception, run_once
+from .test_hostile import RAW, figure_strings, outside_code
 
 pytestmark = pytest.mark.slow
 
@@ -35,19 +44,40 @@ def clinical(n=600, seed=0, sites=("north", "south"), small_site=None):
     return pd.DataFrame({"p_yes": np.round(p, 4), "outcome": np.where(y, "yes", "no"), "site": site})
 
 
-def app(resamples=RESAMPLES):
+HOSPITALS = ("St Mary's", "General", "Royal", "County", "Valley")
+SCORE_RISKS = (0.05, 0.1, 0.2, 0.35)
+
+
+def point_score(n=1200, seed=7, hospitals=HOSPITALS, shifted="County", shift=1.2):
+    """A point score's risks (four distinct values) with outcomes "died"/"survived" drawn from them
+    and a hospital column; in the hospital ``shifted`` the true risks are ``shift`` higher on the
+    logit scale (so it is the centre that is off)."""
+    rng = np.random.default_rng(seed)
+    hospital = rng.choice(hospitals, n)
+    risk = rng.choice(SCORE_RISKS, n, p=[0.35, 0.3, 0.2, 0.15])
+    lp = np.log(risk / (1 - risk)) + shift * (hospital == shifted)
+    died = rng.random(n) < 1 / (1 + np.exp(-lp))
+    return pd.DataFrame({"risk": risk, "outcome": np.where(died, "died", "survived"), "hospital": hospital})
+
+
+def app(resamples=RESAMPLES, **state):
     at = AppTest.from_file(APP, default_timeout=300)
     at.session_state[uc.RESAMPLES_KEY] = resamples
+    for key, value in state.items():
+        at.session_state[key] = value
     at.run()
     no_exception(at)
     return at
 
 
-def upload(at, df, name="clinic.csv", groups=("site",)):
+def upload(at, df, name="clinic.csv", groups=("site",), positive=None):
     go(at, DATA)
     at.radio(key="source").set_value("upload").run()
     at.file_uploader(key="upload_predictions").set_value((name, df.to_csv(index=False).encode(), "text/csv")).run()
     no_exception(at)
+    if positive is not None:
+        at.selectbox(key="src__positive").set_value(positive).run()
+        no_exception(at)
     if groups:
         at.multiselect(key="src__group_columns").set_value(list(groups)).run()
         no_exception(at)
@@ -105,9 +135,9 @@ def test_first_visit_shows_the_demo_validation(tmp_path):
         assert uc.verdict_markdown(item) in text
         assert uc.STATUS_ICONS[item["status"]] in uc.verdict_markdown(item)
     assert {"curve", "decision", "forest"} <= set(charts(at))
-    assert views.sample_size_text(direct) in text.replace("\\", "")
+    assert markdown(views.sample_size_text(direct)) in text
     keys = [b.key for b in at.get("download_button")]
-    assert keys == ["dl_val_report", "dl_val_metrics"]
+    assert keys == ["dl_val_recalibrated", "dl_val_report", "dl_val_metrics"]
     # the job's result is kept: a page change and a return start nothing again
     go(at, RESULTS)
     go(at, VALIDATE)
@@ -125,7 +155,7 @@ def test_first_visit_shows_the_demo_validation(tmp_path):
 
 def test_uploaded_table_is_validated_by_subgroup_with_small_groups_flagged():
     df = clinical(sites=("north", "south", "east"), small_site="tiny")
-    at = upload(app(), df)
+    at = upload(app(**{uc.CAL_ERROR_KEY: True}), df)
     # the Data page's grouping column: the column just kept, stored in the plain key
     assert at.selectbox(key="group_column").value == "site"
     pred = at.session_state["upload"]
@@ -136,6 +166,7 @@ def test_uploaded_table_is_validated_by_subgroup_with_small_groups_flagged():
     (v,) = at.session_state["val_results"].values()
     direct = cd.validate_risk_model(pred, groups="site", positive="yes", n_resamples=RESAMPLES, random_state=0)
     pd.testing.assert_frame_equal(v.metrics, direct.metrics)
+    pd.testing.assert_frame_equal(v.calibration_error, direct.calibration_error)
     assert set(v.groups["group"]) == {"north", "south", "east", "tiny"}
     got = charts(at)
     assert {"curve", "decision", "forest"} <= set(got)
@@ -148,7 +179,9 @@ def test_uploaded_table_is_validated_by_subgroup_with_small_groups_flagged():
     assert groups.set_index("group").loc["tiny", "status"] == uc.GROUP_FLAGS["too small"]
     text = markdown_text(at).replace("\\", "")  # unescaped
     assert "Calibration-in-the-large" in text and "likelihood-ratio test" in text
-    assert any(len(d.value) == 4 and "estimator" in d.value.columns for d in at.dataframe)  # whole data + 3 judged
+    # the calibration error, switched on here, per judged group and the whole data
+    assert any(d.value.equals(views.calibration_error_table(direct, cls="yes")) for d in at.dataframe)
+    assert len(views.calibration_error_table(direct, cls="yes")) == 4
     # the choice survives page changes; choosing no subgroups on Validate drops the subgroup plots
     go(at, DATA)
     assert at.selectbox(key="group_column").value == "site"
@@ -216,3 +249,185 @@ def test_a_cancelled_validation_stays_cancelled_until_run_again():
     run_once(at)
     run_once(at)
     assert list(at.session_state["jobs"]) == [key]
+
+
+def shown_frame(at, expected):
+    """Whether ``expected`` (a display table) is one of the page's dataframes."""
+    return any(d.value.reset_index(drop=True).equals(expected.reset_index(drop=True)) for d in at.dataframe)
+
+
+def test_a_point_score_by_centre_reaches_the_meta_analysis():
+    # the centre that is off is named by hostile text (tests/hostile.py): shown as text everywhere
+    off = HTML
+    df = point_score(hospitals=tuple(off if h == "County" else h for h in HOSPITALS), shifted=off)
+    at = upload(app(), df, name="icu.csv", groups=("hospital",), positive="died")
+    pred = at.session_state["upload"]
+    assert pred.class_names == ("survived", "died") and list(pred.groups) == ["hospital"]
+    go(at, VALIDATE)
+    assert at.radio(key=uc.ROLE_KEY).value == "subgroups"  # the default: subgroups of patients
+    (by_group,) = at.session_state["val_results"].values()
+    assert by_group.group_name == "hospital" and by_group.clusters is None
+    at.radio(key=uc.ROLE_KEY).set_value("centres").run()
+    no_exception(at)
+    assert not at.error
+    results = at.session_state["val_results"]
+    assert len(results) == 2  # centres are another job than subgroups, never the same result
+    v = next(r for r in results.values() if r.clusters)
+    # the page's numbers are validate_risk_model's with clusters= and the page's settings
+    direct = cd.validate_risk_model(pred, clusters="hospital", positive="died", n_resamples=RESAMPLES, random_state=0,
+                                    thresholds=DEFAULT_THRESHOLDS, calibration_error=False)
+    assert v.clusters == "hospital" and v.settings["thresholds"] == direct.settings["thresholds"]
+    pd.testing.assert_frame_equal(v.metrics, direct.metrics)
+    pd.testing.assert_frame_equal(v.pooled, direct.pooled)
+    assert set(direct.pooled["metric"]) == {"O:E", "calibration-in-the-large", "calibration slope", "AUROC"}
+    assert not v.metrics.equals(by_group.metrics)  # the cluster bootstrap's intervals are not the rows'
+    assert v.calibration_error.empty  # off on this page by default
+    # what the page shows: the verdicts, the findings per centre, the pooled table, the net benefit,
+    # the recalibration, the notes (a point score has no loess curve)
+    text = markdown_text(at)
+    for item in direct.verdicts(cls="died"):
+        assert uc.verdict_markdown(item) in text
+    findings = direct.group_findings(cls="died")
+    assert findings and any(off in f for f in findings)
+    # the sentences name centres unmarked: every character escaped (escape_markdown), shown as text;
+    # everything else shows user text in code spans
+    shown_findings = {"- " + markdown(sentence) for sentence in findings}
+    assert shown_findings <= {m.value for m in at.markdown}
+    for element in ("markdown", "caption", "warning", "error", "info", "subheader"):
+        for e in getattr(at, element):
+            if e.value not in shown_findings:
+                assert not any(r in outside_code(e.value) for r in RAW), e.value
+    strings = figure_strings(at)
+    assert plot_text(off) in strings and not any(off in s for s in strings)  # escaped for plotly
+    assert shown_frame(at, views.pooled_table(direct, cls="died"))
+    assert shown_frame(at, views.centres_table(direct, cls="died"))
+    assert shown_frame(at, views.net_benefit_table(direct, cls="died"))
+    assert shown_frame(at, views.recalibration_table(direct, cls="died"))
+    assert shown_frame(at, views.grouped_table(direct, cls="died"))
+    captions = " ".join(c.value for c in at.caption)
+    assert direct.curve_method["died"] == "levels"
+    for note in direct.notes:
+        assert markdown(note) in captions
+    # one forest plot of the meta-analysis per pooled metric (display.meta), beside the groups' forest
+    assert len(at.get("plotly_chart")) == 3 + len(direct.pooled)  # curve, decision, groups' forest, pooled forests
+    keys = [b.key for b in at.get("download_button")]
+    assert keys == ["dl_val_recalibrated", "dl_val_report", "dl_val_metrics"]
+    # the recalibrated risks: every row, with the risks recalibrate() gives
+    frame = uc.recalibrated_frame(v, pred, "died")
+    assert len(frame) == pred.n and list(frame["hospital"]) == list(df["hospital"])
+    np.testing.assert_array_equal(frame["predicted_risk"], df["risk"])
+    np.testing.assert_array_equal(frame["event"], (df["outcome"] == "died").astype(int))
+    for model in ("intercept update", "logistic recalibration"):
+        np.testing.assert_allclose(frame["risk_after_" + model.replace(" ", "_")],
+                                   direct.recalibrate(df["risk"].to_numpy(), cls="died", model=model), rtol=0, atol=0)
+    back = pd.read_csv(io.StringIO(csv_text(frame)))
+    np.testing.assert_allclose(back["risk_after_logistic_recalibration"], frame["risk_after_logistic_recalibration"],
+                               rtol=1e-15)
+
+
+def test_the_threshold_range_reaches_the_validation_and_settings_survive_page_changes():
+    at = go(app(), VALIDATE)  # the demo
+    assert at.slider(key=uc.THRESHOLDS_KEY).value == DEFAULT_THRESHOLDS
+    assert at.toggle(key=uc.CAL_ERROR_KEY).value is False  # off on this page by default
+    (first,) = at.session_state["val_results"].values()
+    assert first.settings["thresholds"] == DEFAULT_THRESHOLDS
+    at.slider(key=uc.THRESHOLDS_KEY).set_value((0.1, 0.3)).run()
+    no_exception(at)
+    results = at.session_state["val_results"]
+    assert len(results) == 2
+    v = next(r for r in results.values() if r is not first)
+    direct = cd.validate_risk_model(demo.load_validation_demo(), groups=demo.VALIDATION_DEMO_GROUPS,
+                                    n_resamples=RESAMPLES, random_state=0, thresholds=(0.1, 0.3),
+                                    calibration_error=False)
+    assert v.settings["thresholds"] == (0.1, 0.3)
+    pd.testing.assert_frame_equal(v.net_benefit, direct.net_benefit)
+    in_range = direct.net_benefit[direct.net_benefit["in_range"]]["threshold"]
+    assert np.isclose(in_range.min(), 0.1) and np.isclose(in_range.max(), 0.3)
+    nb = views.net_benefit_table(direct)
+    assert list(nb["threshold"]) == ["10%", "20%", "30%"] and shown_frame(at, nb)
+    assert [i["verdict"] for i in v.verdicts()] == [i["verdict"] for i in direct.verdicts()]
+    # every setting survives other pages; back on Validate nothing runs again
+    at.radio(key=uc.ROLE_KEY).set_value("centres").run()
+    at.number_input(key=uc.SEED_KEY).set_value(3).run()
+    no_exception(at)
+    n_results = len(at.session_state["val_results"])
+    for page in (DATA, RESULTS, "app_pages/reliability.py", VALIDATE):
+        go(at, page)
+    assert at.slider(key=uc.THRESHOLDS_KEY).value == (0.1, 0.3)
+    assert at.radio(key=uc.ROLE_KEY).value == "centres"
+    assert at.number_input(key=uc.SEED_KEY).value == 3
+    assert at.number_input(key=uc.RESAMPLES_KEY).value == RESAMPLES
+    assert at.toggle(key=uc.CAL_ERROR_KEY).value is False
+    assert len(at.session_state["val_results"]) == n_results and not at.session_state["jobs"]
+    (v,) = [r for r in at.session_state["val_results"].values() if r.settings["random_state"] == 3]
+    assert v.clusters == demo.VALIDATION_DEMO_GROUPS and v.settings["thresholds"] == (0.1, 0.3)
+
+
+def test_an_empty_threshold_range_is_refused_before_any_run():
+    at = go(app(), VALIDATE)
+    n = len(at.session_state["val_results"])
+    at.slider(key=uc.THRESHOLDS_KEY).set_value((0.2, 0.2)).run()
+    no_exception(at)
+    assert any("threshold range is empty" in e.value for e in at.error)
+    assert len(at.session_state["val_results"]) == n and not at.session_state["jobs"]
+
+
+def test_every_setting_is_part_of_the_job_key():
+    pred = demo.load_validation_demo()
+    base = {"groups": None, "clusters": None, "n_resamples": 100, "random_state": 0,
+            "thresholds": DEFAULT_THRESHOLDS, "calibration_error": False}
+    variants = [base, {**base, "groups": "site"}, {**base, "clusters": "site"},
+                {**base, "thresholds": (0.05, 0.4)}, {**base, "thresholds": (0.1, 0.5)},
+                {**base, "calibration_error": True}, {**base, "n_resamples": 200}, {**base, "random_state": 1}]
+    keys = [uc.validation_key(pred, "malignant", s) for s in variants] + [uc.validation_key(pred, "benign", base)]
+    assert len(set(keys)) == len(keys)
+    assert uc.validation_key(pred, "malignant", dict(base)) == keys[0]  # equal settings, equal key
+    # the values of the column count, not only its name
+    other = cd.load_predictions(demo.validation_demo_frame().assign(site="one"), kind="probabilities",
+                                prob_columns=list(demo.VALIDATION_DEMO_CLASSES), label_column="diagnosis",
+                                group_columns=["site"])
+    assert other.sha256 == pred.sha256
+    assert uc.validation_key(other, "malignant", {**base, "clusters": "site"}) != keys[2]
+
+
+def test_the_data_page_summarises_a_risk_model_by_its_mean_risk_and_event_rate():
+    df = point_score()
+    at = upload(app(), df, name="icu.csv", groups=("hospital",), positive="died")
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Mean predicted risk"] == f"{df['risk'].mean():.1%}"
+    assert shown["Observed event rate"] == f"{(df['outcome'] == 'died').mean():.1%}"
+    assert "Accuracy" not in shown and "Mean confidence" not in shown
+    # the breast-cancer demo (two classes, probabilities of both): the risk of the second class
+    at.radio(key="source").set_value("demo").run()
+    at.selectbox(key="demo_name").set_value(demo.VALIDATION_DEMO_NAME).run()
+    pred = demo.load_validation_demo()
+    shown = {m.label: m.value for m in at.metric}
+    assert shown["Mean predicted risk"] == f"{pred.probs[:, 1].mean():.1%}"
+    assert shown["Observed event rate"] == f"{(pred.labels == 1).mean():.1%}"
+    # more classes: accuracy and mean confidence, as before
+    at.selectbox(key="demo_name").set_value(demo.DEFAULT_DEMO).run()
+    no_exception(at)
+    shown = {m.label: m.value for m in at.metric}
+    assert "Mean predicted risk" not in shown and shown["Accuracy"].endswith("%") and "Mean confidence" in shown
+
+
+def test_the_planning_mode_needs_no_data():
+    at = go(app(), VALIDATE)
+    inputs = {"prevalence": 0.05, "c_statistic": 0.8, "oe": 1.0, "slope": 1.0, "threshold": 0.1}
+    for name, value in inputs.items():
+        at.number_input(key=f"view__plan_{name}").set_value(value).run()
+    at.number_input(key="view__plan_width_AUROC").set_value(0.08).run()
+    no_exception(at)
+    expected = plan_sample_size(**inputs, targets={**DEFAULT_TARGETS, "AUROC": 0.08})
+    minimum = expected[expected["metric"] == "minimum"].iloc[0]
+    assert any(f"**Minimum: {int(minimum['rows_needed']):,} rows**" in m.value for m in at.markdown)
+    (table,) = [d.value for d in at.dataframe if "rows_needed" in d.value.columns]
+    rows = expected[expected["metric"] != "minimum"]
+    assert list(table["criterion"]) == list(rows["criterion"])
+    assert [int(x.replace(",", "")) for x in table["rows_needed"]] == list(rows["rows_needed"])
+    # inputs that contradict each other are a message, not an exception
+    at.number_input(key="view__plan_prevalence").set_value(0.6).run()
+    at.number_input(key="view__plan_oe").set_value(0.5).run()
+    no_exception(at)
+    assert any("means a mean predicted risk of 100% or more" in e.value for e in at.error)
+    assert not [d for d in at.dataframe if "rows_needed" in d.value.columns]

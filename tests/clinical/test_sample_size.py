@@ -430,3 +430,11 @@ def test_required_n_is_the_table_rows_needed():
     table = ss.sample_size_table(p, y, {}, c_statistic=c, oe=1.2, slope=0.8, threshold=0.15)
     assert need == dict(zip(table["metric"][:4], table["rows_needed"][:4]))
     assert isinstance(table, pd.DataFrame)
+
+
+def test_rates_computed_at_the_edge_stay_inside_zero_and_one():
+    """A specificity of 1 computed by quadrature (1 + 2e-16) is not refused as an input error."""
+    from calibdash.clinical.sample_size import plan_sample_size
+
+    table = plan_sample_size(prevalence=0.001, c_statistic=0.51, threshold=0.01)
+    assert table["metric"].iloc[-1] == "minimum" and len(table) >= 4

@@ -3,6 +3,7 @@ the Data page, grouped by site, validated on the Validate page; its report opens
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from .browser import OUTPUT, Watched, upload_data
 
@@ -129,3 +130,99 @@ def test_the_validate_address_opens_the_demo_validation(browser, server):
         w.check()
     finally:
         context.close()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_a_point_score_by_centre_with_words_as_outcomes(page, browser, tmp_path):
+    # a point score (four distinct risks), outcomes "died"/"survived", five hospitals; the hospital
+    # column chosen as centres: pooled table, forest plots of the meta-analysis and verdicts
+    from ..app.test_validate import point_score
+
+    pg = page.page
+    frame = point_score()
+    path = tmp_path / "icu_score.csv"
+    frame.to_csv(path, index=False)
+    page.goto_page("Data")
+    pg.locator(".st-key-source").get_by_text("Upload my predictions").click()
+    page.wait_idle()
+    pg.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
+    page.wait_idle()
+    # the risk column does not say which outcome it is the risk of: the page asks
+    pg.get_by_text("Which class is positive?").first.wait_for(timeout=30_000)
+    pg.locator(".st-key-src__positive").click()
+    pg.get_by_role("option", name="died", exact=True).click()
+    page.wait_idle()
+    pg.get_by_text("In use: icu_score.csv").wait_for(timeout=60_000)
+    pg.locator(".st-key-src__group_columns").click()
+    pg.get_by_role("option", name="hospital").click()
+    page.wait_idle()
+    pg.keyboard.press("Escape")
+    pg.get_by_text("Grouping columns kept:").first.wait_for(timeout=30_000)
+    body = pg.locator("body").inner_text()
+    risk, rate = frame["risk"].mean(), (frame["outcome"] == "died").mean()
+    assert f"{risk:.1%}" in body and f"{rate:.1%}" in body and "Mean predicted risk" in body, body[:2000]
+
+    page.goto_page("Validate")
+    box = pg.locator(".st-key-view__val_resamples input")
+    box.fill("100")
+    box.press("Enter")
+    page.wait_idle()
+    pg.locator(".st-key-view__val_role").get_by_text("centres (hospitals)").click()
+    page.wait_idle()
+    page.wait_jobs()
+    assert "hospital" in shown(pg.locator(".st-key-val_group"))
+    verdicts = pg.locator(".st-key-val_verdicts")
+    verdicts.wait_for(timeout=60_000)
+    for level in ("mean calibration", "weak calibration", "discrimination", "clinical usefulness"):
+        assert level in verdicts.inner_text()
+    assert "County" in pg.locator(".st-key-val_findings").inner_text()  # the centre that is off, named
+    # the pooled table and one forest plot of the meta-analysis per metric
+    meta = pg.locator(".st-key-val_meta")
+    assert meta.locator('[data-testid="stDataFrame"]').count() == 1
+    assert "Random-effects meta-analysis" in meta.inner_text()
+    assert meta.locator('[data-testid="stPlotlyChart"]').count() == 4  # O:E, CITL, slope, AUROC
+    assert pg.locator('.st-key-val_usefulness [data-testid="stDataFrame"]').count() == 1
+    pg.wait_for_function(f"() => ({PLOTS_DRAWN})().filter(([s, t]) => s > 0 && t > 0).length >= 7",
+                         timeout=60_000)
+    assert not pg.locator('[data-testid="stAlertContentError"]').count()
+    for name in ("St Mary's", "General", "Royal", "County", "Valley"):
+        assert name in " ".join(t for _, _, t in pg.evaluate(PLOTS_DRAWN)) or name in pg.locator("body").inner_text()
+    OUTPUT.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(OUTPUT / "validate_centres.png"), full_page=True)
+
+    # the recalibrated risks, named after the data
+    with pg.expect_download(timeout=60_000) as info:
+        pg.locator(".st-key-dl_val_recalibrated button").first.click()
+    assert info.value.suggested_filename == "recalibrated_risks_icu_score.csv.csv"
+    saved = tmp_path / "recalibrated.csv"
+    info.value.save_as(saved)
+    page.wait_idle()
+    recalibrated = pd.read_csv(saved)
+    assert len(recalibrated) == len(frame) and list(recalibrated["hospital"]) == list(frame["hospital"])
+    assert {"risk_after_intercept_update", "risk_after_logistic_recalibration"} <= set(recalibrated.columns)
+
+    # the report carries the meta-analysis, offline
+    with pg.expect_download(timeout=120_000) as info:
+        pg.locator(".st-key-dl_val_report button").first.click()
+    report = tmp_path / info.value.suggested_filename
+    info.value.save_as(report)
+    page.wait_idle()
+    context, rp, errors, refused = offline(browser, report)
+    try:
+        expected = int(rp.locator('meta[name="calibdash-figures"]').get_attribute("content"))
+        count_js = ("() => [...document.querySelectorAll('figure')].map(f => [f.querySelectorAll("
+                    "'.js-plotly-plot .main-svg').length, f.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length])")
+        rp.wait_for_function(f"n => ({count_js})().filter(([s, t]) => s > 0 && t > 0).length === n", arg=expected,
+                             timeout=60_000)
+        text = rp.locator("body").inner_text()
+        assert "icu_score.csv" in text and "hospital" in text
+        # the pooled table: its metrics and the prediction interval of a new centre
+        assert "prediction interval" in text.lower() and "random-effects" in text.lower()
+        for metric in ("O:E", "calibration-in-the-large", "calibration slope", "AUROC"):
+            assert metric in text
+        rp.screenshot(path=str(OUTPUT / "validate_centres_report.png"), full_page=False)
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not refused, refused
