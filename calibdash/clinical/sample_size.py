@@ -40,7 +40,7 @@ from scipy import optimize, special, stats
 from calibdash.clinical.logistic import logit
 from calibdash.errors import ConfigError
 
-__all__ = ["TARGETS", "NET_BENEFIT_TARGET", "DEFAULT_TARGETS", "MIN_EVENTS", "LPDistribution", "AnticipatedModel",
+__all__ = ["TARGETS", "NET_BENEFIT_TARGET", "DEFAULT_TARGETS", "MIN_EVENTS", "MIN_GROUP_EVENTS", "LPDistribution", "AnticipatedModel",
            "anticipated_model", "plan_sample_size", "sample_size_table", "required_n", "n_for_oe", "n_for_slope",
            "n_for_c", "n_for_net_benefit", "oe_interval_width", "slope_information", "slope_se", "c_statistic_se",
            "net_benefit_se", "standardised_net_benefit", "calibration_intercept", "classification_rates"]
@@ -54,6 +54,10 @@ NET_BENEFIT_TARGET = 0.2
 DEFAULT_TARGETS = {**TARGETS, "net benefit": NET_BENEFIT_TARGET}
 # Collins, Ogundimu & Altman (2016): at least 100 events and 100 non-events.
 MIN_EVENTS = 100
+# Below this many events (or non-events) a group's calibration cannot be judged: the slope's
+# interval is several units wide and loess follows single rows. Such groups (and whole data) are
+# listed, flagged, and given numbers without intervals or verdicts.
+MIN_GROUP_EVENTS = 10
 
 # Gauss-Legendre rule per panel for the expectations over a normal (mixture) linear predictor
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(20)

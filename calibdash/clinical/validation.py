@@ -73,7 +73,7 @@ from calibdash.clinical.logistic import (
     logistic_recalibration,
     logit,
 )
-from calibdash.clinical.sample_size import MIN_EVENTS, sample_size_table
+from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
 from calibdash.errors import ConfigError, InputError
 
 __all__ = [
@@ -109,10 +109,6 @@ _BOOTSTRAPPED = ("O:E", "ICI", "E50", "E90", "Emax", "Brier", "scaled Brier")
 # A grouping variable is categorical (sex, age band, hospital): more distinct values than this
 # is almost always a continuous column chosen by mistake.
 MAX_GROUPS = 20
-# Below this many events (or non-events) a group's calibration cannot be judged: the slope's
-# interval is several units wide and loess follows single rows. Such groups are listed, flagged,
-# and left out of the metrics and of the heterogeneity tests.
-MIN_GROUP_EVENTS = 10
 # Resamples per unit of work (and of progress) of the bootstrap.
 CHUNK = 100
 # Thresholds of the decision curve (Vickers & Elkin 2006), 0.01 to 0.99.
@@ -124,10 +120,6 @@ THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
 # Calster & Steyerberg (2019) ask that the range be chosen before looking at the curve. Users
 # set their own with ``thresholds=``.
 DEFAULT_THRESHOLDS = (0.05, 0.5)
-# "Useful" needs the lower end of the net-benefit difference's interval above 0 over a stretch
-# of at least this many consecutive thresholds (1 point apart): one threshold alone is a
-# multiple-comparison accident (tests/clinical/test_verdict_level.py measures the level).
-USEFUL_MIN_RUN = 5
 # Below this many distinct risks the observed event rate per risk level replaces the loess
 # curve: a point score (CHA2DS2-VASc, risk bands) has nothing between its levels for loess to
 # smooth, and netlib loess is singular on 3-5 support points.

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from calibdash.clinical.sample_size import MIN_EVENTS, TARGETS
+from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, TARGETS
 from calibdash.errors import ConfigError
 
 __all__ = ["LEVELS", "DIGITS", "REFERENCE_VALUES", "STATUSES", "hierarchy_verdicts", "useful_thresholds",
            "sample_size_text", "format_metric", "format_p", "interval_text", "select_class", "select_group",
-           "metric_rows", "group_info", "level_words", "group_findings"]
+           "metric_rows", "group_info", "level_words", "group_findings", "USEFUL_MIN_RUN"]
 
+# "Useful" needs the lower end of the net-benefit difference's interval above 0 over a stretch
+# of at least this many consecutive thresholds (1 point apart): one threshold alone is a
+# multiple-comparison accident (tests/clinical/test_verdict_level.py measures the level).
+USEFUL_MIN_RUN = 5
 # The rows of hierarchy_verdicts, in this order, and the metrics each rests on.
 LEVELS = {
     "mean calibration": ("O:E", "calibration-in-the-large"),
@@ -395,9 +399,7 @@ def useful_thresholds(v, *, cls=None, group=None, min_run=None):
     """The thresholds, as (first, last) runs inside ``v.settings["thresholds"]``, at which the
     model's net benefit is shown to exceed both treating everyone and treating no one: the lower
     end of the interval of the difference is above 0 at each of at least ``min_run``
-    consecutive thresholds (default :data:`calibdash.clinical.validation.USEFUL_MIN_RUN`)."""
-    from calibdash.clinical.validation import USEFUL_MIN_RUN
-
+    consecutive thresholds (default :data:`USEFUL_MIN_RUN`)."""
     cls = select_class(v, cls)
     d = _nb_rows(v, cls, group).sort_values("threshold")
     d = d[d["in_range"]]
@@ -479,8 +481,6 @@ def _is_small(v, cls, group):
 def _too_few(v, cls, group):
     """Fewer events or non-events than the validation needs to judge anything (the rule of groups,
     applied to the whole data too)."""
-    from calibdash.clinical.validation import MIN_GROUP_EVENTS
-
     if group is not None:
         return group_info(v, cls, group)["status"] == "too small"
     return min(_counts(v, cls)) < MIN_GROUP_EVENTS
