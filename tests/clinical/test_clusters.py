@@ -39,6 +39,7 @@ def _truth(tau=TAU, size=400_000, seed=99):
     return {"O:E": oe, "calibration-in-the-large": citl, "calibration slope": slope, "AUROC": auroc, "Brier": brier}
 
 
+@pytest.mark.slow
 def test_cluster_bootstrap_resamples_centres_and_reports_it():
     p, y, centre = _draw(np.random.default_rng(1), tau=1.0)
     v = cd.validate_risk_model(p, y, clusters=centre, n_resamples=50, calibration_error=False)
@@ -64,6 +65,7 @@ def test_groups_and_clusters_together_are_refused():
         cd.validate_risk_model(p, y, groups=centre, clusters=centre, n_resamples=0)
 
 
+@pytest.mark.slow
 def test_few_centres_get_a_note_and_the_verdict_uses_the_pooled_result():
     p, y, centre = _draw(np.random.default_rng(3), k=4, m=300)
     v = cd.validate_risk_model(p, y, clusters=centre, n_resamples=30, calibration_error=False)
