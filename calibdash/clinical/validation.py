@@ -81,6 +81,7 @@ __all__ = [
     "LevelsCurve",
     "SampleAnalysis",
     "analyse_sample",
+    "bca_interval",
     "cluster_rows",
     "clopper_pearson",
     "METRICS",
@@ -1216,6 +1217,49 @@ def _decision_frame(cls, group, p, y, nb_draws, all_draws, level):
     return pd.concat(frames, ignore_index=True)
 
 
+def bca_interval(draws, estimate, terms, level):
+    """Efron's (1987) bias-corrected and accelerated bootstrap interval of statistics that are
+    means of per-row terms, one column each.
+
+    The net benefit's difference from treating everyone rests, at low thresholds, on the few
+    untreated rows: a skewed count, where the percentile interval covered the truth in only
+    88-90% of simulated draws at nominal 95% (tests/clinical/test_coverage.py). The acceleration
+    of a mean is exact from its terms (``sum u^3 / (6 (sum u^2)^1.5)``, ``u`` the centred terms),
+    so no jackknife is run.
+
+    Parameters
+    ----------
+    draws : ndarray of shape (B, m)
+    estimate : ndarray of shape (m,)
+    terms : ndarray of shape (n, m)
+        The per-row terms whose means are ``estimate``.
+    level : float
+
+    Returns
+    -------
+    (ndarray, ndarray)
+    """
+    draws = np.asarray(draws, dtype=float)
+    low = np.full(draws.shape[1], np.nan)
+    high = np.full(draws.shape[1], np.nan)
+    if not len(draws):
+        return low, high
+    b = len(draws)
+    share = (np.sum(draws < estimate[None, :], axis=0) + 0.5 * np.sum(draws == estimate[None, :], axis=0)) / b
+    z0 = stats.norm.ppf(np.clip(share, 1 / (2 * b), 1 - 1 / (2 * b)))
+    u = terms - terms.mean(axis=0)
+    ss = np.sum(u**2, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accel = np.where(ss > 0, np.sum(u**3, axis=0) / (6 * ss**1.5), 0.0)
+    for j in range(draws.shape[1]):
+        ends = []
+        for q in ((1 - level) / 2, (1 + level) / 2):
+            zq = stats.norm.ppf(q)
+            ends.append(stats.norm.cdf(z0[j] + (z0[j] + zq) / (1 - accel[j] * (z0[j] + zq))))
+        low[j], high[j] = np.quantile(draws[:, j], ends)
+    return low, high
+
+
 def _net_benefit_frame(cls, group, p, y, nb_draws, all_draws, level, thresholds):
     """The model's net benefit against the better default, and net interventions avoided."""
     t = THRESHOLDS
@@ -1229,8 +1273,14 @@ def _net_benefit_frame(cls, group, p, y, nb_draws, all_draws, level, thresholds)
         ok = np.isfinite(nb_draws).all(axis=1)
         nb, al = nb_draws[ok], all_draws[ok]
         if len(nb):
-            d_lo, d_hi = _percentile_interval(nb - np.maximum(al, 0.0), level)
-            a_lo, a_hi = _percentile_interval(100 * (nb - al) / odds, level)
+            # per-row terms whose means the two statistics are (at each threshold), for the
+            # acceleration of the BCa interval
+            treated = p[:, None] >= t[None, :]
+            model_terms = treated * (y[:, None] - (1 - y[:, None]) * odds[None, :])
+            all_terms = y[:, None] - (1 - y[:, None]) * odds[None, :]
+            d_terms = model_terms - all_terms * (treat_all > 0)[None, :]
+            d_lo, d_hi = bca_interval(nb - np.maximum(al, 0.0), difference, d_terms, level)
+            a_lo, a_hi = bca_interval(100 * (nb - al) / odds, avoided, 100 * (model_terms - all_terms) / odds, level)
     in_range = (t >= thresholds[0] - 1e-12) & (t <= thresholds[1] + 1e-12)
     return pd.DataFrame({"class": cls, "group": group, "threshold": t, "model": model, "treat_all": treat_all,
                          "difference": difference, "difference_low": d_lo, "difference_high": d_hi,

@@ -14,7 +14,9 @@ Issue 15 asks that the intervals of ICI and O:E cover in at least 90% of at leas
 95%; the other intervals are held to the same bound. With 200 draws the standard error of a
 coverage of 95% is 1.5%, so 90% is more than three standard errors below nominal.
 The decision curve's bands are checked for the model and for treating everyone (treating no
-one has no interval: its net benefit is 0). Emax has no interval (see
+one has no interval: its net benefit is 0), and so are the intervals of the net-benefit
+difference against the better default and of net interventions avoided per 100 (issue 24), and
+the logistic recalibration's intercept (its slope is the calibration slope). Emax has no interval (see
 calibdash.clinical.validation), so none is checked.
 Run ``PYTHONPATH=. python tests/clinical/test_coverage.py`` to print the table.
 """
@@ -65,7 +67,7 @@ def truths(design):
     lp = logit(p)
     sub = slice(0, 400_000)  # the population logistic fits (outcome probabilities as weights)
     citl = fit_logistic(np.ones((400_000, 1)), c[sub], offset=lp[sub]).coef[0]
-    slope = fit_logistic(np.column_stack([np.ones(400_000), lp[sub]]), c[sub]).coef[1]
+    recal_a, slope = fit_logistic(np.column_stack([np.ones(400_000), lp[sub]]), c[sub]).coef
     # AUROC: P(p_i > p_j | y_i = 1, y_j = 0) with y drawn from c, by sorted cumulative sums
     order = np.argsort(p)
     cs = c[order]
@@ -81,6 +83,9 @@ def truths(design):
         **{f"curve at q{q}": float(curve(np.array([x]))[0]) for q, x in zip(CURVE_AT, curve_points(design))},
         **{f"net benefit at {x}": v for x, v in zip(NB_AT, nb)},
         **{f"treat all at {x}": v for x, v in zip(NB_AT, treat_all)},
+        **{f"difference at {x}": v - max(a, 0.0) for x, v, a in zip(NB_AT, nb, treat_all)},
+        **{f"avoided at {x}": 100 * (v - a) * (1 - x) / x for x, v, a in zip(NB_AT, nb, treat_all)},
+        "recalibration a": recal_a,
     }
 
 
@@ -101,6 +106,12 @@ def _one_draw(design, seed):
     for x in NB_AT:
         out[f"net benefit at {x}"] = (dc.loc[("model", x), "ci_low"], dc.loc[("model", x), "ci_high"])
         out[f"treat all at {x}"] = (dc.loc[("treat all", x), "ci_low"], dc.loc[("treat all", x), "ci_high"])
+    nb = v.net_benefit.set_index("threshold")
+    for x in NB_AT:
+        out[f"difference at {x}"] = (nb.loc[x, "difference_low"], nb.loc[x, "difference_high"])
+        out[f"avoided at {x}"] = (nb.loc[x, "avoided_low"], nb.loc[x, "avoided_high"])
+    r = v.recalibration.set_index(["model", "parameter"]).loc[("logistic recalibration", "a")]
+    out["recalibration a"] = (r["ci_low"], r["ci_high"])
     return out
 
 
@@ -117,7 +128,8 @@ def coverage(design):
 def _names():
     return ["O:E", "ICI", "E50", "E90", "Brier", "scaled Brier", "calibration-in-the-large", "calibration slope",
             "AUROC", *(f"curve at q{q}" for q in CURVE_AT), *(f"net benefit at {x}" for x in NB_AT),
-            *(f"treat all at {x}" for x in NB_AT)]
+            *(f"treat all at {x}" for x in NB_AT), *(f"difference at {x}" for x in NB_AT),
+            *(f"avoided at {x}" for x in NB_AT), "recalibration a"]
 
 
 @pytest.mark.slow

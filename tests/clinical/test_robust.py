@@ -264,3 +264,25 @@ def test_separated_slope_is_not_an_estimate():
     rng = np.random.default_rng(12)
     q = rng.uniform(0.05, 0.95, 300)
     assert calibration_slope(q, (rng.random(300) < q).astype(float)).converged
+
+
+def test_bca_interval_against_the_jackknife_and_its_formula():
+    """The acceleration from the terms equals the jackknife's; the ends are the draws' quantiles at
+    Efron's adjusted levels."""
+    from scipy.stats import norm
+
+    from calibdash.clinical.validation import bca_interval
+
+    rng = np.random.default_rng(13)
+    z = np.where(rng.random(80) < 0.1, -1.0, np.where(rng.random(80) < 0.5, 0.11, 0.0))
+    est = np.array([z.mean()])
+    draws = np.array([[z[rng.integers(0, 80, 80)].mean()] for _ in range(500)])
+    low, high = bca_interval(draws, est, z[:, None], 0.95)
+    loo = np.array([np.delete(z, i).mean() for i in range(80)])
+    u = loo.mean() - loo  # jackknife influence
+    a = np.sum(u**3) / (6 * np.sum(u**2) ** 1.5)
+    z0 = norm.ppf(np.mean(draws[:, 0] < est[0]) + 0.5 * np.mean(draws[:, 0] == est[0]))
+    q = [norm.cdf(z0 + (z0 + norm.ppf(x)) / (1 - a * (z0 + norm.ppf(x)))) for x in (0.025, 0.975)]
+    assert low[0] == pytest.approx(np.quantile(draws[:, 0], q[0]), abs=1e-12)
+    assert high[0] == pytest.approx(np.quantile(draws[:, 0], q[1]), abs=1e-12)
+    assert a != 0  # a skewed statistic: the correction is not idle
