@@ -286,3 +286,30 @@ def test_bca_interval_against_the_jackknife_and_its_formula():
     assert low[0] == pytest.approx(np.quantile(draws[:, 0], q[0]), abs=1e-12)
     assert high[0] == pytest.approx(np.quantile(draws[:, 0], q[1]), abs=1e-12)
     assert a != 0  # a skewed statistic: the correction is not idle
+
+
+def test_count_side_interval_by_brute_force():
+    """Against treating everyone the model differs only on the untreated rows; the interval maps
+    Wilson's interval of their event rate (R: prop.test(3, 20, correct = FALSE)$conf.int =
+    0.05236875 0.36041886) through the difference, which it contains."""
+    from calibdash.clinical import measures
+    from calibdash.clinical.validation import count_side_interval, wilson_interval
+
+    lo, hi = wilson_interval(3, 20)
+    assert float(lo) == pytest.approx(0.05236875, abs=1e-8) and float(hi) == pytest.approx(0.36041886, abs=1e-8)
+    rng = np.random.default_rng(14)
+    p = rng.uniform(0.01, 0.9, 300)
+    y = (rng.random(300) < p).astype(float)
+    t = np.array([0.1, 0.2, 0.6])
+    against_all = np.array([True, True, False])
+    low, high = count_side_interval(p, y, t, against_all, 0.95)
+    diff = measures.net_benefit(p, y, t) - against_all * measures.net_benefit_treat_all(y, t)
+    assert np.all(low <= diff + 1e-15) and np.all(diff <= high + 1e-15)
+    below = p < 0.1
+    w = 0.1 / 0.9
+    r_lo, r_hi = wilson_interval(y[below].sum(), below.sum())
+    assert low[0] == pytest.approx(below.mean() * (w - (1 + w) * r_hi), abs=1e-12)
+    above = p >= 0.6
+    w = 0.6 / 0.4
+    r_lo, r_hi = wilson_interval(y[above].sum(), above.sum())
+    assert high[2] == pytest.approx(above.mean() * ((1 + w) * r_hi - w), abs=1e-12)
