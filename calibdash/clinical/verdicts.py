@@ -200,9 +200,10 @@ def _judged(v, rows, cls, group, name):
 def _differ_words(v, het):
     """The sentence that the groups differ, with the tests' p-values."""
     name = v.group_name or "the groups"
+    what = "centres" if v.clusters else "groups"
     tests = "; ".join(f"{m}: {_p_words(p)}" for m, p in het.items())
-    return (f"calibration differs between the groups of {name!r} (likelihood-ratio tests of heterogeneity, {tests}), so "
-            "the whole-data figure mixes groups that are calibrated differently: read the per-group results")
+    return (f"calibration differs between the {what} of {name!r} (likelihood-ratio tests of heterogeneity, {tests}), so "
+            f"the whole-data figure mixes {what} that are calibrated differently: read the per-{what[:-1]} results")
 
 
 # ----------------------------------------------------------------------------- levels
@@ -571,6 +572,7 @@ def hierarchy_verdicts(v, *, cls=None, group=None):
                                          "are shown without intervals and not judged.")
         else:
             status, text = makers[level]()
+        text = text[:1].upper() + text[1:]  # a pooled result's sentence starts with "pooled over ..."
         out.append({"level": level, "verdict": text, "status": status, "metrics": list(metrics)})
     return out
 

@@ -75,6 +75,9 @@ def test_few_centres_get_a_note_and_the_verdict_uses_the_pooled_result():
     assert "prediction interval" in mean["verdict"]
     weak = next(i for i in v.verdicts() if i["level"] == "weak calibration")
     assert "pooled over 4 centres" in weak["verdict"]
+    disc = next(i for i in v.verdicts() if i["level"] == "discrimination")
+    assert disc["verdict"].startswith("Pooled over 4 centres") or "pooled over 4 centres" in disc["verdict"]
+    assert all(i["verdict"][0].isupper() for i in v.verdicts())
 
 
 @pytest.mark.slow
