@@ -271,13 +271,14 @@ def test_bca_interval_against_the_jackknife_and_its_formula():
     Efron's adjusted levels."""
     from scipy.stats import norm
 
-    from calibdash.clinical.validation import bca_interval
+    from calibdash.clinical.validation import bca_interval, mean_acceleration
 
     rng = np.random.default_rng(13)
     z = np.where(rng.random(80) < 0.1, -1.0, np.where(rng.random(80) < 0.5, 0.11, 0.0))
     est = np.array([z.mean()])
     draws = np.array([[z[rng.integers(0, 80, 80)].mean()] for _ in range(500)])
-    low, high = bca_interval(draws, est, z[:, None], 0.95)
+    values, counts = np.unique(z, return_counts=True)
+    low, high = bca_interval(draws, est, mean_acceleration(values[:, None], counts[:, None]), 0.95)
     loo = np.array([np.delete(z, i).mean() for i in range(80)])
     u = loo.mean() - loo  # jackknife influence
     a = np.sum(u**3) / (6 * np.sum(u**2) ** 1.5)
@@ -313,3 +314,29 @@ def test_count_side_interval_by_brute_force():
     w = 0.6 / 0.4
     r_lo, r_hi = wilson_interval(y[above].sum(), above.sum())
     assert high[2] == pytest.approx(above.mean() * ((1 + w) * r_hi - w), abs=1e-12)
+
+
+
+def test_threshold_counts_and_the_net_benefit_terms_by_brute_force():
+    """The counts per threshold from one sort equal a pass over the rows per threshold, and the
+    BCa acceleration from those counts equals the one from the n x m matrix of per-row terms."""
+    from calibdash.clinical.validation import THRESHOLDS, mean_acceleration, threshold_counts
+
+    rng = np.random.default_rng(15)
+    p = np.round(rng.uniform(0, 1, 400), 2)  # ties at the thresholds themselves
+    y = (rng.random(400) < p).astype(float)
+    ea, na, eb, nb = threshold_counts(p, y, THRESHOLDS)
+    treated = p[:, None] >= THRESHOLDS[None, :]
+    assert np.array_equal(ea, (treated * y[:, None]).sum(axis=0))
+    assert np.array_equal(na, (treated * (1 - y[:, None])).sum(axis=0))
+    assert np.array_equal(eb, (~treated * y[:, None]).sum(axis=0))
+    assert np.array_equal(nb, (~treated * (1 - y[:, None])).sum(axis=0))
+    w = THRESHOLDS / (1 - THRESHOLDS)
+    terms = ~treated * (w[None, :] * (1 - y[:, None]) - y[:, None])  # model minus treat-all, per row
+    u = terms - terms.mean(axis=0)
+    ss = np.sum(u**2, axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        brute = np.where(ss > 0, np.sum(u**3, axis=0) / (6 * ss**1.5), 0.0)  # no spread: no acceleration
+    zero = np.zeros(len(w))
+    fast = mean_acceleration([zero, zero, -np.ones(len(w)), w], [ea, na, eb, nb])
+    assert fast == pytest.approx(brute, abs=1e-12)
