@@ -531,15 +531,30 @@ def _choose_curve(p, y):
                           "replace it by the rate per level: ICI, E50, E90 and Emax are not estimated.")
 
 
+def _group_curve(p, y, method):
+    """(method, fitted curve) of a group: the whole data's method, falling back as
+    :func:`_choose_curve` does when loess is singular on the group."""
+    if method != "loess":
+        return method, _fit_curve(p, y, method)
+    curve = _fit_curve(p, y, "loess")
+    if curve is not None:
+        return "loess", curve
+    if len(np.unique(p)) <= GROUPED_MAX_LEVELS:
+        return "levels", LevelsCurve(p, y)
+    return "none", None
+
+
 def _logistic_rows(p):
     """Rows used by the logistic recalibration fits: risks strictly inside (0, 1), as
     ``rms::val.prob`` does (a risk of 0 or 1 has no finite logit)."""
     return (p > 0) & (p < 1)
 
 
-def _point_statistics(p, y, method):
-    """The bootstrapped statistics, in ``_BOOTSTRAPPED`` order, and the fitted curve (or None)."""
-    curve = _fit_curve(p, y, method)
+def _point_statistics(p, y, method, curve=None):
+    """The bootstrapped statistics, in ``_BOOTSTRAPPED`` order, and the fitted curve (or None);
+    ``curve``: the curve already fitted on ``(p, y)`` by ``method`` (not fitted again)."""
+    if curve is None:
+        curve = _fit_curve(p, y, method)
     if curve is None:
         loess = dict.fromkeys(measures.LOESS_SUMMARIES, np.nan)
     else:
@@ -702,7 +717,7 @@ class SampleAnalysis:
     notes: list
 
 
-def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=None, curve_grid=None,
+def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None, clusters=None, curve_grid=None,
                    thresholds=None, n_jobs=1, on_chunk=None):
     """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample:
     the part of :func:`validate_risk_model` that analyses the whole data or one group.
@@ -716,6 +731,8 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=N
     level : float
     method : {"loess", "levels", "none"}
         The calibration curve (see :func:`validate_risk_model`).
+    curve : LoessCurve or LevelsCurve, optional
+        That curve, already fitted on ``(p, y)`` (it is not fitted again).
     clusters : list of ndarray, optional
         The rows of each centre (:func:`cluster_rows`): the bootstrap then resamples centres,
         and calibration-in-the-large, slope and AUROC get cluster-bootstrap intervals too.
@@ -727,7 +744,7 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", clusters=N
     if not isinstance(seed, np.random.SeedSequence):
         seed = np.random.SeedSequence(seed)
     notes = []
-    est, curve = _point_statistics(p, y, method)
+    est, curve = _point_statistics(p, y, method, curve)
     est = np.asarray(est, dtype=float)
     events = int(y.sum())
     few = min(events, len(y) - events) < MIN_GROUP_EVENTS
@@ -985,7 +1002,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         extreme = _extreme_risks_note(p_k, y_k, cls)
         if extreme:
             notes.append(extreme)
-        method, _, curve_note = _choose_curve(p_k, y_k)
+        method, curve, curve_note = _choose_curve(p_k, y_k)
         curve_method[cls] = method
         if curve_note:
             notes.append(f"Class {cls!r}: {curve_note}")
@@ -1004,7 +1021,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
         whole = analyse_sample(
-            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, clusters=centre_rows,
+            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, curve=curve, clusters=centre_rows,
             curve_grid=grid if method == "loess" else None, thresholds=THRESHOLDS, n_jobs=n_jobs,
             on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
         notes += [f"Class {cls!r}, whole data: {note}" for note in whole.notes]
@@ -1037,9 +1054,9 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
                 tick(f"{cls}: group {g} (too small)", units=per_analysis)
                 continue
             judged.append(rows)
-            g_method = method if method != "loess" or _fit_curve(pg, yg, "loess") is not None else (
-                "levels" if len(np.unique(pg)) <= GROUPED_MAX_LEVELS else "none")
+            g_method, g_curve = _group_curve(pg, yg, method)
             ga = analyse_sample(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
+                                curve=g_curve,
                           thresholds=THRESHOLDS, n_jobs=n_jobs,
                           on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
             notes += [f"Class {cls!r}, group {g!r}: {note}" for note in ga.notes]
