@@ -146,6 +146,10 @@ class RecalibrationParameter:
     converged : bool
         False when the model has no finite maximum-likelihood fit (e.g. separation); the
         numbers are then NaN.
+    pvalue : float
+        The likelihood-ratio test of the calibrated value (0 for calibration-in-the-large, 1
+        for the slope), the test the profile interval inverts: below ``1 - level`` exactly when
+        the interval excludes it.
     """
 
     estimate: float
@@ -154,6 +158,7 @@ class RecalibrationParameter:
     se: float
     level: float = 0.95
     converged: bool = True
+    pvalue: float = np.nan
 
     def confidence_interval(self):
         """The profile-likelihood interval ``(low, high)``."""
@@ -161,6 +166,11 @@ class RecalibrationParameter:
 
 
 _NAN_PARAMETER = dict(estimate=np.nan, ci_low=np.nan, ci_high=np.nan, se=np.nan, converged=False)
+
+
+def _lr_pvalue(ll_max, ll_null):
+    """The chi-square(1) p-value of the likelihood-ratio statistic ``2 (ll_max - ll_null)``."""
+    return float(stats.chi2.sf(max(2.0 * (ll_max - ll_null), 0.0), 1))
 
 
 def _profile_ends(profile, estimate, se, ll_max, level):
@@ -205,7 +215,8 @@ def calibration_in_the_large(p, y, *, level=0.95):
         return _loglik(lp + t, y)
 
     low, high = _profile_ends(profile, a, se, fit.loglik, level)
-    return RecalibrationParameter(estimate=a, ci_low=low, ci_high=high, se=se, level=level)
+    return RecalibrationParameter(estimate=a, ci_low=low, ci_high=high, se=se, level=level,
+                                  pvalue=_lr_pvalue(fit.loglik, profile(0.0)))
 
 
 def calibration_slope(p, y, *, level=0.95):
@@ -228,7 +239,8 @@ def calibration_slope(p, y, *, level=0.95):
         return fit_logistic(ones, y, offset=t * lp).loglik
 
     low, high = _profile_ends(profile, b, se, fit.loglik, level)
-    return RecalibrationParameter(estimate=b, ci_low=low, ci_high=high, se=se, level=level)
+    return RecalibrationParameter(estimate=b, ci_low=low, ci_high=high, se=se, level=level,
+                                  pvalue=_lr_pvalue(fit.loglik, profile(1.0)))
 
 
 def logistic_recalibration(p, y, *, level=0.95):

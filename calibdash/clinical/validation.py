@@ -152,9 +152,11 @@ class RiskValidation:
     metrics : DataFrame
         One row per class block, group and metric. Columns: ``class``, ``group`` (None for
         the whole data), ``metric`` (the names in :data:`METRICS`), ``estimate``, ``ci_low``,
-        ``ci_high``, ``interval`` (how the interval was obtained), ``p_value`` (for
-        ``"Spiegelhalter z"``), ``n``, ``events``, ``non_events`` and ``note`` (why a group
-        is not judged or is imprecise; empty otherwise).
+        ``ci_high``, ``interval`` (how the interval was obtained), ``p_value`` (Spiegelhalter's
+        test; the ICI's test of perfect calibration; the likelihood-ratio tests of
+        calibration-in-the-large 0 and slope 1, without centres), ``n``, ``events``,
+        ``non_events``, ``note`` (why a group is not judged or is imprecise; empty otherwise)
+        and ``resamples`` (how many bootstrap resamples the interval rests on).
     curve : DataFrame
         The flexible calibration curve (loess of the outcome on the predicted risk) with its
         bootstrap band, for the whole data of each class block: ``class``, ``p``,
@@ -296,8 +298,9 @@ class RiskValidation:
         return np.where((p == 0) | (p == 1), p, out)
 
     def group_findings(self, *, cls=None):
-        """One plain sentence per subgroup or centre whose calibration is off (an interval
-        excluding the ideal value), naming it and the numbers; empty when none is."""
+        """One plain sentence per subgroup or centre whose calibration is off (its test of mean
+        calibration or slope survives Holm's adjustment over the groups), naming it and the
+        numbers; empty when none is (:func:`calibdash.clinical.verdicts.group_findings`)."""
         from calibdash.clinical.verdicts import group_findings
 
         return group_findings(self, cls=cls)
@@ -758,10 +761,17 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None
     values["calibration slope"] = (slope.estimate, slope.ci_low, slope.ci_high)
     values["AUROC"] = (auc.estimate, auc.ci_low, auc.ci_high)
     values["Spiegelhalter z"] = (sp.statistic, np.nan, np.nan)
-    pvalues = {"Spiegelhalter z": sp.pvalue, "ICI": np.nan}
+    # the likelihood-ratio tests of calibration-in-the-large 0 and slope 1 (what the profile
+    # intervals invert), for naming groups that are off (verdicts.group_findings); with centres
+    # the patients are not independent, so the whole data gets none
+    lr = clusters is None
+    pvalues = {"Spiegelhalter z": sp.pvalue, "ICI": np.nan,
+               "calibration-in-the-large": cil.pvalue if lr else np.nan,
+               "calibration slope": slope.pvalue if lr else np.nan}
     resamples, methods = {}, {}
     empty = SampleAnalysis(values, pvalues, resamples, methods, curve, None, None, None, 0, notes)
     if few:
+        pvalues["calibration-in-the-large"] = pvalues["calibration slope"] = np.nan
         for name in METRICS:
             e = values[name][0]
             values[name] = (e, np.nan, np.nan)

@@ -340,3 +340,24 @@ def test_threshold_counts_and_the_net_benefit_terms_by_brute_force():
     zero = np.zeros(len(w))
     fast = mean_acceleration([zero, zero, -np.ones(len(w)), w], [ea, na, eb, nb])
     assert fast == pytest.approx(brute, abs=1e-12)
+
+
+def test_lr_pvalues_of_calibration_in_the_large_and_slope():
+    """The p-values are the likelihood-ratio tests the profile intervals invert."""
+    from calibdash.clinical.logistic import calibration_in_the_large
+
+    for seed, (a, b) in enumerate([(0.0, 1.0), (0.3, 0.8), (-0.2, 1.1)]):
+        rng = np.random.default_rng(20 + seed)
+        lp = rng.normal(-1, 1.2, 800)
+        y = (rng.random(800) < expit(a + b * lp)).astype(float)
+        p = expit(lp)
+        citl, slope = calibration_in_the_large(p, y), calibration_slope(p, y)
+        ll_a = fit_logistic(np.ones((800, 1)), y, offset=lp).loglik
+        ll_0 = float(np.sum(y * lp - np.logaddexp(0, lp)))
+        assert citl.pvalue == pytest.approx(stats.chi2.sf(2 * (ll_a - ll_0), 1), rel=1e-9)
+        ll_ab = fit_logistic(np.column_stack([np.ones(800), lp]), y).loglik
+        assert slope.pvalue == pytest.approx(stats.chi2.sf(2 * (ll_ab - ll_a), 1), rel=1e-9)
+        assert (citl.pvalue < 0.05) == (citl.ci_low > 0 or citl.ci_high < 0)
+        assert (slope.pvalue < 0.05) == (slope.ci_low > 1 or slope.ci_high < 1)
+        v = cd.validate_risk_model(p, y, **QUICK)
+        assert v.metric("calibration slope")["p_value"] == pytest.approx(slope.pvalue, rel=1e-12)
