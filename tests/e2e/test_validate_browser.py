@@ -1,6 +1,8 @@
 """End to end: a clinical table (a probability column, outcomes as words, a site column) uploaded on
 the Data page, grouped by site, validated on the Validate page; its report opens offline."""
 
+import contextlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -47,6 +49,33 @@ def offline(browser, path):
     return context, pg, errors, refused
 
 
+FIGURES_DRAWN = ("() => [...document.querySelectorAll('figure')].map(f => [f.querySelectorAll("
+                 "'.js-plotly-plot .main-svg').length, f.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length])")
+
+
+@contextlib.contextmanager
+def report_offline(page, browser, tmp_path):
+    """Download the Validate page's report and open it from disk with the network refused; yields
+    (report page, file name, figure count) once every figure is drawn, and checks on exit that
+    nothing failed or was fetched."""
+    pg = page.page
+    with pg.expect_download(timeout=120_000) as info:
+        pg.locator(".st-key-dl_val_report button").first.click()
+    report = tmp_path / info.value.suggested_filename
+    info.value.save_as(report)
+    page.wait_idle()
+    context, rp, errors, refused = offline(browser, report)
+    try:
+        expected = int(rp.locator('meta[name="calibdash-figures"]').get_attribute("content"))
+        rp.wait_for_function(f"n => ({FIGURES_DRAWN})().filter(([s, t]) => s > 0 && t > 0).length === n",
+                             arg=expected, timeout=60_000)
+        yield rp, info.value.suggested_filename, expected
+    finally:
+        context.close()
+    assert not errors, errors
+    assert not refused, refused
+
+
 def test_upload_group_validate_and_open_the_report_offline(page, browser, tmp_path):
     pg = page.page
     upload_data(page, clinical_csv(tmp_path / "clinic.csv"))
@@ -84,30 +113,13 @@ def test_upload_group_validate_and_open_the_report_offline(page, browser, tmp_pa
     OUTPUT.mkdir(parents=True, exist_ok=True)
     pg.screenshot(path=str(OUTPUT / "validate_upload.png"), full_page=True)
 
-    with pg.expect_download(timeout=120_000) as info:
-        pg.locator(".st-key-dl_val_report button").first.click()
-    assert info.value.suggested_filename == "validation_report_clinic.csv_seed0.html"
-    report = tmp_path / info.value.suggested_filename
-    info.value.save_as(report)
-    page.wait_idle()
-
-    context, rp, errors, refused = offline(browser, report)
-    try:
-        expected = int(rp.locator('meta[name="calibdash-figures"]').get_attribute("content"))
-        assert expected >= 3
-        count_js = ("() => [...document.querySelectorAll('figure')].map(f => [f.querySelectorAll("
-                    "'.js-plotly-plot .main-svg').length, f.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length])")
-        rp.wait_for_function(f"n => ({count_js})().filter(([s, t]) => s > 0 && t > 0).length === n", arg=expected,
-                             timeout=60_000)
+    with report_offline(page, browser, tmp_path) as (rp, name, expected):
+        assert name == "validation_report_clinic.csv_seed0.html" and expected >= 3
         text = rp.locator("body").inner_text().lower()
         for section in ("calibration", "discrimination", "subgroups", "sample size", "net benefit"):
             assert section in text, section
         assert "clinic.csv" in text and "site" in text
         rp.screenshot(path=str(OUTPUT / "validate_report.png"), full_page=False)
-    finally:
-        context.close()
-    assert not errors, errors
-    assert not refused, refused
 
 
 def test_the_validate_address_opens_the_demo_validation(browser, server):
@@ -203,18 +215,7 @@ def test_a_point_score_by_centre_with_words_as_outcomes(page, browser, tmp_path)
     assert {"risk_after_intercept_update", "risk_after_logistic_recalibration"} <= set(recalibrated.columns)
 
     # the report carries the meta-analysis, offline
-    with pg.expect_download(timeout=120_000) as info:
-        pg.locator(".st-key-dl_val_report button").first.click()
-    report = tmp_path / info.value.suggested_filename
-    info.value.save_as(report)
-    page.wait_idle()
-    context, rp, errors, refused = offline(browser, report)
-    try:
-        expected = int(rp.locator('meta[name="calibdash-figures"]').get_attribute("content"))
-        count_js = ("() => [...document.querySelectorAll('figure')].map(f => [f.querySelectorAll("
-                    "'.js-plotly-plot .main-svg').length, f.querySelectorAll('.scatterlayer .trace, .barlayer .trace').length])")
-        rp.wait_for_function(f"n => ({count_js})().filter(([s, t]) => s > 0 && t > 0).length === n", arg=expected,
-                             timeout=60_000)
+    with report_offline(page, browser, tmp_path) as (rp, _, _):
         text = rp.locator("body").inner_text()
         assert "icu_score.csv" in text and "hospital" in text
         # the pooled table: its metrics and the prediction interval of a new centre
@@ -222,7 +223,3 @@ def test_a_point_score_by_centre_with_words_as_outcomes(page, browser, tmp_path)
         for metric in ("O:E", "calibration-in-the-large", "calibration slope", "AUROC"):
             assert metric in text
         rp.screenshot(path=str(OUTPUT / "validate_centres_report.png"), full_page=False)
-    finally:
-        context.close()
-    assert not errors, errors
-    assert not refused, refused
