@@ -1,6 +1,7 @@
 # Two entry points: `make run` and `make test`. Both create .venv when missing and install
 # the project itself into it, editable, with the extras they need (pyproject.toml lists every
-# dependency); they reinstall only when pyproject.toml changed (the stamp files record that).
+# dependency) at the versions requirements.txt pins (`make lock` writes it); they reinstall only
+# when pyproject.toml or requirements.txt changed (the stamp files record that).
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
@@ -9,7 +10,7 @@ RUN_STAMP := $(VENV)/.run-installed
 PORT   ?= 8501
 CHROMIUM := /usr/bin/chromium
 
-.PHONY: run test test-fast docs bench bench-large bench-app results clean
+.PHONY: run test test-fast docs bench bench-large bench-app results lock clean
 
 $(PY):
 	@$(PYTHON) -m venv $(VENV) 2>/dev/null || { \
@@ -17,14 +18,16 @@ $(PY):
 	  rm -rf $(VENV); apt-get update -qq && apt-get install -y -qq python3-venv && \
 	  $(PYTHON) -m venv $(VENV); }
 
-$(DEV_STAMP): pyproject.toml | $(PY)
+# The tests run on the pinned versions of the app's dependency set (-c: pins, nothing more);
+# the test-only tools and Dask are not pinned.
+$(DEV_STAMP): pyproject.toml requirements.txt | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[app,dask,test]'
+	$(PY) -m pip install --quiet -c requirements.txt -e '.[app,dask,test]'
 	@touch $@
 
-$(RUN_STAMP): pyproject.toml | $(PY)
+$(RUN_STAMP): pyproject.toml requirements.txt | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[app]'
+	$(PY) -m pip install --quiet -r requirements.txt -e '.[app]'
 	@touch $@
 
 # The browser tests drive Debian's chromium (never `playwright install`: it downloads a browser).
@@ -68,6 +71,14 @@ results: $(DEV_STAMP)
 
 bench-app: $(DEV_STAMP) | $(CHROMIUM)
 	$(PY) bench/bench_app.py
+
+# requirements.txt: exact pins of the app's dependency set as installed in .venv. After changing
+# a dependency in pyproject.toml: make lock (installs without the old pins, keeping what still
+# fits), then make test; tests/test_package.py checks the pins against pyproject and the venv.
+lock: | $(PY)
+	$(PY) -m pip install --quiet -e '.[app,dask,test]'
+	$(PY) tools/lock_requirements.py
+	@touch $(DEV_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build calibdash.egg-info

@@ -285,3 +285,34 @@ def test_every_module_is_in_the_api_reference():
         if not listed:
             missing.append(f"{name} (docs/api/{parts[1]}.rst)")
     assert not missing, "modules missing from the API reference:\n" + "\n".join(missing)
+
+
+def _lock_tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("lock_requirements", ROOT / "tools" / "lock_requirements.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_requirements_pin_every_dependency_at_versions_pyproject_allows():
+    lock = _lock_tool()
+    text = (ROOT / "requirements.txt").read_text()
+    assert lock.lock_problems(text, (ROOT / "pyproject.toml").read_text()) == []
+    # the check can fail: a dependency dropped, one unpinned, one outside pyproject's range
+    broken = text.replace("\nnumpy==", "\n# numpy==").replace("\nscipy==", "\nscipy>=").replace(
+        "\nstreamlit==", "\nstreamlit==0.1 # ")
+    problems = lock.lock_problems(broken, (ROOT / "pyproject.toml").read_text())
+    assert any(p.startswith("numpy is not in the lock") for p in problems)
+    assert any(p.startswith("scipy is not pinned") for p in problems)
+    assert any(p.startswith("streamlit==0.1 is outside") for p in problems)
+
+
+def test_requirements_are_what_the_tests_run_with():
+    """The lock is the closure of the app's dependency set at the versions installed here (make
+    test installs with -c requirements.txt), so a deploy from it runs what the suite validated."""
+    expected = _lock_tool().lock_text()
+    assert (ROOT / "requirements.txt").read_text() == expected, (
+        "requirements.txt differs from this venv's versions of the app's dependency set: "
+        "reinstall with `make test` (it installs the pins) or, after changing a dependency, run `make lock`")
