@@ -606,11 +606,10 @@ def _finding_tests(v, cls, group):
     out = []
     if v.clusters and len(v.centres):
         c = v.centres[(v.centres["class"] == cls) & (v.centres["cluster"] == group)].set_index("metric")
-        for shown, _, _, above, below in _FINDING_METRICS:
+        for shown, _, null, above, below in _FINDING_METRICS:
             if shown not in c.index:
                 continue
-            r = c.loc[shown]
-            null = 0.0 if shown == "O:E" else 1.0  # log O:E and the slope
+            r = c.loc[shown]  # yi is log O:E or the slope: the tested scale's calibrated value is null
             z = (r["yi"] - null) / np.sqrt(r["vi"]) if r["vi"] > 0 else np.nan
             p = float(2 * stats.norm.sf(abs(z))) if np.isfinite(z) else np.nan
             out.append((shown, float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"]), p, above, below))
