@@ -68,7 +68,7 @@ _EXPORTS = {
     "validation_report": "calibdash.reporting.validation",
 }
 _SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors",
-                "limits")
+                "limits", "text")
 
 __all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
 

@@ -2,7 +2,7 @@
 
 plotly renders a subset of HTML (links among it) in titles, axis labels, legends, category
 labels and hover texts, so every name that comes from the user's data (class names, model
-names) goes into a figure through :func:`calibdash.display.text.plot_text`, and shows as typed.
+names) goes into a figure through :func:`calibdash.text.plot_text`, and shows as typed.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from calibdash.display.text import plot_text
 from calibdash.errors import InputError
 from calibdash.estimators.registry import REGISTRY, parameter
+from calibdash.text import plot_text
 
 BEST = "#d62728"
 BASE = "#7f7f7f"

@@ -6,7 +6,7 @@ immutable :class:`Predictions`. Anything it cannot use is refused with
 :class:`~calibdash.errors.InputError`, whose message says what is wrong, where, and how to
 fix it; no other exception escapes. File formats are read by :mod:`calibdash.io.formats`.
 
-Messages mark the text they quote from the input (:func:`calibdash.display.text.user`), so that the
+Messages mark the text they quote from the input (:func:`calibdash.text.user`), so that the
 app can show it literally; :class:`Predictions` holds plain strings.
 """
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
-from calibdash.display.text import quoted, user
 from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning
 from calibdash.io import formats
+from calibdash.text import quoted, user
 
 __all__ = ["Predictions", "load_predictions", "inspect_predictions", "Inspection", "KINDS", "LOAD_OPTIONS",
            "MAX_FILE_BYTES", "MAX_MEMORY_BYTES"]
@@ -136,7 +136,7 @@ class Predictions:
             labels = _freeze(labels, np.int64)
         object.__setattr__(self, "probs", probs)
         object.__setattr__(self, "labels", labels)
-        # str() of a marked name (calibdash.display.text.UserText) is the plain string: the marks
+        # str() of a marked name (calibdash.text.UserText) is the plain string: the marks
         # belong to messages, not to the data.
         object.__setattr__(self, "class_names", tuple(str(c) for c in self.class_names))
         object.__setattr__(self, "source_name", str(self.source_name))

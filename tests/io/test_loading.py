@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import calibdash as cd
+from calibdash import text as display
 from calibdash.core.simplex import softmax
-from calibdash.display import text as display
 from calibdash.errors import LoadWarning
 from calibdash.io import loading
 
@@ -64,7 +64,7 @@ def assert_valid(p):
     assert p.kind in ("logits", "probabilities", "percent")
     assert p.sha256 == loading.canonical_sha256(p.probs, p.labels)
     assert isinstance(p.summary(), str)
-    # Marks of user text (calibdash.display.text) belong to messages: the data hold plain strings.
+    # Marks of user text (calibdash.text) belong to messages: the data hold plain strings.
     for text in (p.source_name, *p.class_names):
         assert type(text) is str and unmarked(text) == text
     for w in (*p.warnings, *p.notes):
@@ -72,7 +72,7 @@ def assert_valid(p):
 
 
 def unmarked(text):
-    """``text`` without calibdash.display.text's marker characters."""
+    """``text`` without calibdash.text's marker characters."""
     return display.strip_marks(text)
 
 
