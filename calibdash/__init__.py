@@ -35,7 +35,7 @@ _EXPORTS = {
     "InputError": "calibdash.errors",
     "ConfigError": "calibdash.errors",
     "NotFittedError": "calibdash.errors",
-    "Predictions": "calibdash.io.loading",
+    "Predictions": "calibdash.predictions",
     "load_predictions": "calibdash.io.loading",
     "inspect_predictions": "calibdash.io.loading",
     "FAMILIES": "calibdash.estimators",
@@ -68,7 +68,7 @@ _EXPORTS = {
     "validation_report": "calibdash.reporting.validation",
 }
 _SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors",
-                "limits", "text")
+                "limits", "text", "predictions")
 
 __all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
 

@@ -37,8 +37,8 @@ from calibdash.core.uncertainty import check_level, holdout_error
 from calibdash.errors import InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS
 from calibdash.evaluation.pipeline import evaluate
-from calibdash.io.loading import Predictions
 from calibdash.metrics.variational import row_losses
+from calibdash.predictions import Predictions
 from calibdash.text import quoted
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,

@@ -321,6 +321,20 @@ def test_predictions_are_immutable(dataset):
     assert not q.probs.flags.writeable and not q.labels.flags.writeable
 
 
+def test_predictions_are_defined_on_the_ground_floor_and_re_exported_by_the_loader(dataset):
+    from calibdash import predictions
+
+    assert all(getattr(loading, name) is getattr(predictions, name) for name in predictions.__all__)
+    assert cd.Predictions is predictions.Predictions and cd.Predictions.__module__ == "calibdash.predictions"
+    _, P, y = dataset
+    p = cd.load_predictions(P, y)
+    # a pickle made before the move names the class calibdash.io.loading.Predictions; it still loads
+    old = pickle.dumps(p, protocol=0)
+    assert b"ccalibdash.predictions\nPredictions\n" in old
+    q = pickle.loads(old.replace(b"ccalibdash.predictions\nPredictions\n", b"ccalibdash.io.loading\nPredictions\n"))
+    assert type(q) is predictions.Predictions and q.sha256 == p.sha256
+
+
 def test_upload_position_and_size_limits(tmp_path, dataset, monkeypatch):
     _, P, y = dataset
     data = csv_text(P, y).encode()
