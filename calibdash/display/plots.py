@@ -15,6 +15,7 @@ from plotly.subplots import make_subplots
 
 from calibdash.errors import InputError
 from calibdash.estimators.registry import REGISTRY, parameter
+from calibdash.evaluation.verdict import judge
 from calibdash.text import plot_text
 
 BEST = "#d62728"
@@ -275,8 +276,6 @@ def forest_plot(result):
     verdict's interval (the union of the tied estimators' intervals, from 0 when h = 0 is
     tied), and the dashed line marks 0, perfect calibration.
     """
-    from calibdash.display.verdict import verdict
-
     s = result.summary.sort_values("val_risk", ascending=False)
     best = result.best["estimator"]
     est = 100 * s["estimate"].to_numpy()
@@ -285,9 +284,9 @@ def forest_plot(result):
     colors = [BEST if e == best else (TIED if t else BASE) for e, t in zip(s["estimator"], tied)]
     status = ["lowest risk" if e == best else ("tied with the best" if t else "measurably worse risk")
               for e, t in zip(s["estimator"], tied)]
-    v = verdict(result)
+    j = judge(result)
     fig = go.Figure()
-    fig.add_vrect(x0=v.low_pp, x1=v.high_pp, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
+    fig.add_vrect(x0=100 * j.low, x1=100 * j.high, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
     fig.add_trace(go.Scatter(
         x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=MARKER_PX),
         error_x=interval_bars(high - est, est - low),
