@@ -1,8 +1,8 @@
 """The predictions calibdash works on: :class:`Predictions`, validated and read-only.
 
 :func:`calibdash.load_predictions` (:mod:`calibdash.io.loading`) builds a :class:`Predictions`
-from a file or arrays; everything else (the evaluation, the clinical validation, the lab, the
-report) only takes one. The type lives here, on the package's ground floor beside
+from a file or arrays; everything else (the evaluation, the clinical validation, the report)
+only takes one. The type lives here, on the package's ground floor beside
 :mod:`calibdash.errors`, so that they need not import the loader for it. Here too are what
 identifies and describes a :class:`Predictions`: :func:`canonical_sha256` of its numbers,
 and the vocabulary of how a source was read (:data:`KINDS`, :data:`LOAD_OPTIONS`), which a

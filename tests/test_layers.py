@@ -5,7 +5,7 @@ predictions type), the mathematics, the estimators, what runs them (the evaluati
 clinical validation), reading files, the lab, what is shown, the reports, the command line,
 and the app on top. The layers are read from the real import graph, imports inside
 functions included (they are dependencies all the same); plotly may be imported when a
-module is imported only from the display up, and Streamlit only by the app.
+module is imported only by the display, the reports and the app, and Streamlit only by the app.
 """
 
 from __future__ import annotations
@@ -36,9 +36,10 @@ LAYERS = (
 )
 # Upward imports allowed for now, as "importer -> imported": none.
 EXCEPTIONS = frozenset()
-# Modules whose import may import plotly: the figures and what draws them; Streamlit: the app.
-PLOTLY_FROM = "display"
-STREAMLIT_FROM = "app"
+# The layers whose modules may import plotly when they are imported (the figures and what
+# draws them; elsewhere only inside a function), and the layer that may import Streamlit.
+PLOTLY_LAYERS = ("display", "reporting", "app")
+STREAMLIT_LAYERS = ("app",)
 
 
 def layer_of(module, layers=LAYERS):
@@ -109,21 +110,26 @@ def upward_imports(graph, layers=LAYERS, exceptions=EXCEPTIONS):
 
 
 def ui_imports(graph, layers=LAYERS):
-    """Imports of plotly when a module below :data:`PLOTLY_FROM` is imported, and of
-    Streamlit anywhere below :data:`STREAMLIT_FROM`."""
-    names = [name for name, _ in layers]
-    plotly_from, streamlit_from = names.index(PLOTLY_FROM), names.index(STREAMLIT_FROM)
+    """Imports of plotly when a module outside :data:`PLOTLY_LAYERS` is imported, and of
+    Streamlit anywhere outside :data:`STREAMLIT_LAYERS`."""
     out = []
     for module, found in sorted(graph.items()):
         own = layer_of(module, layers)
         if own is None:
             continue  # test_every_module_has_a_layer names it
         for line, name, now in found:
-            if name == "plotly" and now and own < plotly_from:
+            if name == "plotly" and now and layers[own][0] not in PLOTLY_LAYERS:
                 out.append(f"{module}:{line} imports plotly when it is imported")
-            if name == "streamlit" and own < streamlit_from:
+            if name == "streamlit" and layers[own][0] not in STREAMLIT_LAYERS:
                 out.append(f"{module}:{line} imports streamlit")
     return out
+
+
+def app_imports(graph, layers=LAYERS):
+    """Imports of calibdash.app (which need not exist yet) from outside its layer."""
+    app = layer_of("calibdash.app", layers)
+    return [f"{module}:{line} imports {name}" for module, found in sorted(graph.items()) for line, name, _ in found
+            if layer_of(name, layers) == app and name.startswith("calibdash.app") and layer_of(module, layers) != app]
 
 
 def test_every_module_has_a_layer():
@@ -141,8 +147,7 @@ def test_the_compute_modules_import_neither_plotly_nor_streamlit():
 
 
 def test_nothing_below_the_app_imports_it():
-    found = [f"{m}:{line} imports {name}" for m, imps in graph().items() for line, name, _ in imps
-             if (name == "calibdash.app" or name.startswith("calibdash.app.")) and layer_of(m) != layer_of("calibdash.app")]
+    found = app_imports(graph())
     assert not found, "\n".join(found)
 
 
@@ -158,6 +163,7 @@ def test_the_checks_can_fail(tmp_path):
     (pkg / "io" / "loading.py").write_text("import plotly.graph_objects\nfrom .. import errors\n\n\ndef g():\n    import plotly\n")
     (pkg / "display" / "plots.py").write_text("import plotly\nfrom calibdash.app import jobs\nimport streamlit as st\n")
     (pkg / "app" / "page.py").write_text("import streamlit\nfrom calibdash.display import plots\n")
+    (pkg / "cli.py").write_text("import plotly\n")
     (pkg / "stray.py").write_text("")
     g = graph(tmp_path)
     assert g["calibdash.io.loading"] == [(1, "plotly", True), (2, "calibdash.errors", True), (6, "plotly", False)]
@@ -168,7 +174,9 @@ def test_the_checks_can_fail(tmp_path):
     ]
     assert upward_imports(g, exceptions={"calibdash.core.risk -> calibdash.display.plots"}) == [
         "calibdash.display.plots:2 imports calibdash.app (from display up to app)"]
-    assert ui_imports(g) == ["calibdash.display.plots:3 imports streamlit",
+    assert ui_imports(g) == ["calibdash.cli:1 imports plotly when it is imported",
+                             "calibdash.display.plots:3 imports streamlit",
                              "calibdash.io.loading:1 imports plotly when it is imported"]
+    assert app_imports(g) == ["calibdash.display.plots:2 imports calibdash.app"]
     assert layer_of("calibdash.app.jobs") == layer_of("calibdash.app") == len(LAYERS) - 1
     assert layer_of("calibdash.textual") is None and layer_of("calibdash.text") == 0
