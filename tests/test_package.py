@@ -234,7 +234,7 @@ def test_the_tests_mirror_the_package():
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli, jobs) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_jobs.py", "test_package.py",
-                     "test_pinned.py", "test_contributing.py", "test_hardening.py"}, loose
+                     "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py"}, loose
 
 
 @pytest.mark.slow
