@@ -11,8 +11,6 @@ nothing is fetched when the file is opened. Links to papers are plain links.
 
 from __future__ import annotations
 
-import datetime as _dt
-import html
 import json
 import re
 from dataclasses import dataclass
@@ -27,35 +25,27 @@ from calibdash.display.verdict import verdict
 from calibdash.display.views import per_class_view, top_label_view
 from calibdash.errors import InputError
 from calibdash.evaluation.evaluations import Evaluations
-from calibdash.io.export import write_file
 from calibdash.io.loading import Predictions
+from calibdash.reporting.html_kit import (
+    MADE_BY,
+    Figures,
+    details,
+    document,
+    escape,
+    interval,
+    kv_table,
+    num,
+    reference_link,
+    rerun_text,
+    table,
+    text_kv_table,
+    title_block,
+)
 from calibdash.reporting.references import references_for
 
 __all__ = ["report", "comparison_report", "ModelResults", "normalise_results", "MADE_BY"]
 
 _NOTION_TITLES = {"top-label": "Top-label", "canonical": "Canonical", "classwise": "Classwise"}
-# At most this many per-class reliability panels (the most frequent classes), as in the app.
-
-_CSS = """
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       margin: 0 auto; max-width: 1100px; padding: 1.5rem 2rem 4rem; color: #1d1d1f; line-height: 1.45; }
-h1 { font-size: 1.8rem; margin-bottom: .2rem; }
-h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; margin-top: 2.2rem; }
-h3 { margin-top: 1.6rem; }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "Liberation Mono", monospace; font-size: .85rem; }
-pre { background: #f6f6f6; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
-table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
-th, td { border: 1px solid #ddd; padding: .25rem .55rem; text-align: left; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f3f3f3; }
-.verdict { border: 1px solid #ccc; border-left: 5px solid #d62728; padding: .6rem 1rem; background: #fcfcfc; }
-.muted { color: #666; font-size: .9rem; }
-.warn { color: #8a4b00; }
-figure.cd-figure { margin: 1rem 0; }
-figcaption { color: #555; font-size: .88rem; margin-top: .3rem; }
-nav ul { columns: 2; }
-"""
 
 
 @dataclass
@@ -154,57 +144,9 @@ def normalise_results(results, predictions=None, calibration_test=None):
 
 
 # ----------------------------------------------------------------------------- html bits
-def _e(value):
-    return html.escape(str(value), quote=True)
-
-
 def _markdown_inline(text):
     """Escape, then turn the verdict's **bold** into <strong>."""
-    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", _e(text))
-
-
-def _num(value, fmt):
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return _e(value)
-    if not np.isfinite(v):
-        return "n/a"
-    return format(v, fmt)
-
-
-def _table(header, rows, numeric=()):
-    out = ["<table><thead><tr>", *(f"<th>{_e(h)}</th>" for h in header), "</tr></thead><tbody>"]
-    for row in rows:
-        out.append("<tr>")
-        for i, cell in enumerate(row):
-            cls = ' class="num"' if i in numeric else ""
-            out.append(f"<td{cls}>{cell}</td>")
-        out.append("</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def _kv_table(pairs):
-    """A two-column table of (label, html) pairs without a header row."""
-    rows = "".join(f"<tr><th>{_e(k)}</th><td>{v}</td></tr>" for k, v in pairs)
-    return f"<table><tbody>{rows}</tbody></table>"
-
-
-class _Figures:
-    """Figures in document order; the first carries plotly.js inline, the others reuse it."""
-
-    def __init__(self):
-        self.count = 0
-
-    def add(self, fig, caption, name):
-        include = self.count == 0
-        div_id = f"cd-fig-{self.count + 1}"
-        self.count += 1
-        body = fig.to_html(full_html=False, include_plotlyjs=include, div_id=div_id,
-                           config={"displaylogo": False, "responsive": True})
-        return (f'<figure class="cd-figure" data-figure="{_e(name)}">{body}'
-                f"<figcaption>{_e(caption)}</figcaption></figure>")
+    return re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", escape(text))
 
 
 # ----------------------------------------------------------------------------- sections
@@ -215,82 +157,80 @@ def _data_section(m, h):
     pred = m.predictions
     recorded = cfg.get("input") or {}
     if pred is not None:
-        pairs.append(("source", _e(pred.source_name)))
+        pairs.append(("source", escape(pred.source_name)))
     if recorded.get("predictions"):
-        pairs.append(("predictions file (recorded)", f"<code>{_e(recorded['predictions'])}</code>"))
+        pairs.append(("predictions file (recorded)", f"<code>{escape(recorded['predictions'])}</code>"))
     if recorded.get("labels"):
-        pairs.append(("labels file (recorded)", f"<code>{_e(recorded['labels'])}</code>"))
+        pairs.append(("labels file (recorded)", f"<code>{escape(recorded['labels'])}</code>"))
     pairs += [
-        ("rows", f"{cfg.get('n', '?'):,}" if isinstance(cfg.get("n"), int) else _e(cfg.get("n", "?"))),
-        ("classes", _e(cfg.get("n_classes", "?"))),
+        ("rows", f"{cfg.get('n', '?'):,}" if isinstance(cfg.get("n"), int) else escape(cfg.get("n", "?"))),
+        ("classes", escape(cfg.get("n_classes", "?"))),
     ]
     if pred is not None:
         pairs += [
-            ("input numbers", _e(f"{pred.kind} ({'detected' if pred.kind_detected else 'as told'})")),
+            ("input numbers", escape(f"{pred.kind} ({'detected' if pred.kind_detected else 'as told'})")),
             ("accuracy", f"{pred.accuracy:.2%}"),
             ("mean confidence", f"{pred.mean_confidence:.2%}"),
-            ("class names", _e(", ".join(pred.class_names[:20]) + (", ..." if pred.d > 20 else ""))),
+            ("class names", escape(", ".join(pred.class_names[:20]) + (", ..." if pred.d > 20 else ""))),
         ]
         if pred.d == 2 and pred.class_names != ("0", "1"):
-            pairs.append(("positive class", _e(pred.class_names[1])))
+            pairs.append(("positive class", escape(pred.class_names[1])))
         if pred.groups:
-            pairs.append(("grouping columns", _e(", ".join(pred.groups))))
+            pairs.append(("grouping columns", escape(", ".join(pred.groups))))
     pairs += [
-        ("data sha256", f"<code>{_e(cfg.get('data_sha256', '?'))}</code>"),
-        ("optimisation / holdout rows", _e(f"{cfg.get('n_optimisation', '?')} / {cfg.get('n_test', '?')}")),
-        ("validation fold sizes", _e(", ".join(map(str, cfg.get("fold_sizes", []))))),
+        ("data sha256", f"<code>{escape(cfg.get('data_sha256', '?'))}</code>"),
+        ("optimisation / holdout rows", escape(f"{cfg.get('n_optimisation', '?')} / {cfg.get('n_test', '?')}")),
+        ("validation fold sizes", escape(", ".join(map(str, cfg.get("fold_sizes", []))))),
     ]
-    out = [f"<h{h}>Data</h{h}>", _kv_table(pairs)]
+    out = [f"<h{h}>Data</h{h}>", kv_table(pairs)]
     out.append('<p class="muted">The sha256 is of the probabilities (float64) and labels (int64) as evaluated, '
                "whatever the file format: equal numbers give equal fingerprints.</p>")
     if pred is not None and pred.warnings:
-        out.append("<ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in pred.warnings) + "</ul>")
+        out.append("<ul>" + "".join(f'<li class="warn">{escape(w)}</li>' for w in pred.warnings) + "</ul>")
     return "".join(out)
 
 
-# Who made a report, so that its provenance names the result file that caller offers (``report``'s ``made_by``).
-MADE_BY = ("python", "cli", "app")
+def _rerun_text(made_by, results_file):
+    """The provenance paragraph: which result file reruns these numbers, and how (for ``made_by``)."""
+    in_python = "or in Python <code>cd.evaluate(cd.load_predictions(FILE), **config[\"call\"])</code> with the calls below."
+    ways = {
+        "cli": (f"<code>python -m calibdash rerun {escape(results_file)} --use-recorded-paths</code> on the result file "
+                "written beside this report (it records the input files; the option confirms that they may be read), "),
+        "app": ("save the Results page's download \"Full results (JSON)\", "
+                f"<code>{escape(results_file)}</code>, and run <code>python -m calibdash rerun {escape(results_file)} "
+                "--predictions FILE</code> with the predictions file that was evaluated (the app does not record where it "
+                "came from), "),
+        "python": ("write the results with <code>Evaluations.of(results).to_json()</code> and run "
+                   "<code>python -m calibdash rerun FILE --predictions DATA</code> on that file, "),
+    }
+    return rerun_text(made_by, results_file, {k: w + in_python for k, w in ways.items()})
 
 
-def _rerun_text(results_file, made_by):
-    """The provenance sentence's start: which result file reruns these numbers, and how."""
-    if made_by not in MADE_BY:
-        raise InputError(f"made_by must be one of {', '.join(MADE_BY)}; got {made_by!r}.")
-    if made_by != "python" and not results_file:
-        raise InputError(f"made_by={made_by!r} needs results_file, the name of the result file that goes with the report.")
-    if made_by == "cli":
-        return (f"<p>To rerun to the same numbers: <code>python -m calibdash rerun {_e(results_file)} --use-recorded-paths"
-                "</code> on the result file written beside this report (it records the input files; the option confirms "
-                "that they may be read), or in Python ")
-    if made_by == "app":
-        return ("<p>To rerun to the same numbers: save the Results page's download \"Full results (JSON)\", "
-                f"<code>{_e(results_file)}</code>, and run <code>python -m calibdash rerun {_e(results_file)} --predictions "
-                "FILE</code> with the predictions file that was evaluated (the app does not record where it came from), "
-                "or in Python ")
-    return ("<p>To rerun to the same numbers: write the results with <code>Evaluations.of(results).to_json()</code> "
-            "and run <code>python -m calibdash rerun FILE --predictions DATA</code> on that file, or in Python ")
+def _versions(results):
+    """The library versions the results recorded, and plotly's that draws the report's figures."""
+    versions = {}
+    for res in results:
+        versions.update(res.config.get("versions", {}))
+    import plotly
+
+    versions.setdefault("plotly (report)", plotly.__version__)
+    return text_kv_table(versions.items())
 
 
 def _config_section(m, h, rerun):
     rows = []
     for notion, res in m.results.items():
         call = res.config.get("call", {})
-        rows.append((_e(notion), _e(", ".join(call.get("estimators", []))), _num(call.get("test_size"), "g"),
-                     _e(call.get("n_folds")), _e(call.get("random_state")), _num(res.config.get("seconds"), ".1f")))
+        rows.append((escape(notion), escape(", ".join(call.get("estimators", []))), num(call.get("test_size"), "g"),
+                     escape(call.get("n_folds")), escape(call.get("random_state")), num(res.config.get("seconds"), ".1f")))
     out = [f"<h{h}>Configuration and seed</h{h}>",
-           _table(["notion", "estimators", "holdout fraction", "folds", "seed", "seconds"], rows, numeric=(2, 3, 4, 5))]
-    out.append(rerun + "<code>cd.evaluate(cd.load_predictions(FILE), **config[\"call\"])</code> with the calls below.</p>")
+           table(["notion", "estimators", "holdout fraction", "folds", "seed", "seconds"], rows, numeric=(2, 3, 4, 5))]
+    out.append(rerun)
     for notion, res in m.results.items():
         text = json.dumps(res.config.get("call", {}), indent=1, default=str)
-        out.append(f"<details><summary>{_e(notion)}: the full call (grids written out)</summary><pre>{_e(text)}</pre></details>")
-    versions = {}
-    for res in m.results.values():
-        versions.update(res.config.get("versions", {}))
-    import plotly
-
-    versions.setdefault("plotly (report)", plotly.__version__)
+        out.append(details(f"{notion}: the full call (grids written out)", text))
     out.append(f"<h{h}>Library versions</h{h}>")
-    out.append(_kv_table([(k, _e(v)) for k, v in versions.items()]))
+    out.append(_versions(m.results.values()))
     return "".join(out)
 
 
@@ -298,18 +238,18 @@ def _summary_table(res):
     rows = []
     for _, r in res.summary.sort_values("val_risk").iterrows():
         rows.append((
-            _e(r["estimator"]), _e(r["hyperparameters"]), _num(r["val_risk"], ".5g"),
-            _num(r["risk_diff"], ".3g"), _num(r["risk_diff_se"], ".2g"), "yes" if bool(r["tied"]) else "",
-            _num(r["sqrt_risk_x100"], ".3f"), _num(100 * float(r["estimate"]), ".2f"),
-            f"{100 * float(r['ci_low']):.2f} to {100 * float(r['ci_high']):.2f}", _num(r["squared_estimate"], ".3g"),
-            "yes" if bool(r["at_grid_edge"]) else "", _num(r["seconds"], ".2f"),
+            escape(r["estimator"]), escape(r["hyperparameters"]), num(r["val_risk"], ".5g"),
+            num(r["risk_diff"], ".3g"), num(r["risk_diff_se"], ".2g"), "yes" if bool(r["tied"]) else "",
+            num(r["sqrt_risk_x100"], ".3f"), num(100 * float(r["estimate"]), ".2f"),
+            interval(100 * float(r["ci_low"]), 100 * float(r["ci_high"]), ".2f"), num(r["squared_estimate"], ".3g"),
+            "yes" if bool(r["at_grid_edge"]) else "", num(r["seconds"], ".2f"),
         ))
     ref = res.reference
     if ref is not None:
-        rows.append((_e(ref["estimator"]), "perfectly calibrated (reference)", _num(ref["val_risk"], ".5g"),
-                     _num(ref["risk_diff"], ".3g"), _num(ref["risk_diff_se"], ".2g"), "yes" if ref["tied"] else "",
+        rows.append((escape(ref["estimator"]), "perfectly calibrated (reference)", num(ref["val_risk"], ".5g"),
+                     num(ref["risk_diff"], ".3g"), num(ref["risk_diff_se"], ".2g"), "yes" if ref["tied"] else "",
                      "", "0.00", "", "0", "", ""))
-    return _table(
+    return table(
         ["estimator", "hyperparameters", "risk", "risk above best (paired)", "its s.e.", "tied with best",
          "sqrt(risk) x100", "error (points)", "95% interval", "signed squared", "at grid edge", "seconds"],
         rows, numeric=(2, 3, 4, 6, 7, 9, 11),
@@ -318,11 +258,11 @@ def _summary_table(res):
 
 def _notion_section(notion, res, figs, h, anchor):
     v = verdict(res)
-    out = [f'<h{h} id="{_e(anchor)}">{_e(_NOTION_TITLES.get(notion, notion))} calibration</h{h}>']
-    out.append(f'<div class="verdict"><p><strong>{_e(v.headline)}</strong></p><ul>'
+    out = [f'<h{h} id="{escape(anchor)}">{escape(_NOTION_TITLES.get(notion, notion))} calibration</h{h}>']
+    out.append(f'<div class="verdict"><p><strong>{escape(v.headline)}</strong></p><ul>'
                + "".join(f"<li>{_markdown_inline(d)}</li>" for d in v.details) + "</ul>")
     if v.warnings:
-        out.append("<p>Warnings:</p><ul>" + "".join(f'<li class="warn">{_e(w)}</li>' for w in v.warnings) + "</ul>")
+        out.append("<p>Warnings:</p><ul>" + "".join(f'<li class="warn">{escape(w)}</li>' for w in v.warnings) + "</ul>")
     out.append("</div>")
     out.append(f"<h{h + 1}>Summary table</h{h + 1}>")
     out.append('<p class="muted">Sorted by validation risk (lower is better; the first row is the estimator the risk '
@@ -364,8 +304,8 @@ def _others_section(notion, res, figs, h):
     cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value",
                         "details") if c in others]
     fmt = {"estimate": ".4g", "estimate_se": ".2g", "ci_low": ".4g", "ci_high": ".4g", "p_value": ".3g"}
-    rows = [[_num(r[c], fmt[c]) if c in fmt else _e(r[c]) for c in cols] for _, r in others.iterrows()]
-    out.append(_table([c.replace("_", " ") for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
+    rows = [[num(r[c], fmt[c]) if c in fmt else escape(r[c]) for c in cols] for _, r in others.iterrows()]
+    out.append(table([c.replace("_", " ") for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
     return "".join(out)
 
 
@@ -392,7 +332,7 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
     notion = next((n for n in ("canonical", "classwise") if n in m.results), None)
     if notion is not None:
         view = per_class_view(pred, m.results[notion], **opts)
-        out.append(f"<h{h + 1}>Per-class reliability ({_e(notion)})</h{h + 1}>")
+        out.append(f"<h{h + 1}>Per-class reliability ({escape(notion)})</h{h + 1}>")
         out.append(figs.add(
             plots.per_class_figure(view.tables, names, view.recalibration),
             f"The {len(view.classes)} most frequent classes: predicted probability of the class against how often it "
@@ -412,17 +352,17 @@ def _test_section(test, h, alpha):
     out = [f"<h{h}>Calibration test</h{h}>"]
     pairs = [
         ("null hypothesis", "the model is calibrated"),
-        ("method", _e(getattr(test, "method", "?"))),
-        ("estimator", _e(getattr(test, "estimator", "?"))),
-        ("statistic", _num(getattr(test, "statistic", float("nan")), ".6g")),
-        ("p-value", _num(getattr(test, "p_value", float("nan")), ".4g")),
+        ("method", escape(getattr(test, "method", "?"))),
+        ("estimator", escape(getattr(test, "estimator", "?"))),
+        ("statistic", num(getattr(test, "statistic", float("nan")), ".6g")),
+        ("p-value", num(getattr(test, "p_value", float("nan")), ".4g")),
     ]
-    out.append(_kv_table(pairs))
+    out.append(kv_table(pairs))
     try:
         text = test.text(alpha)
     except Exception as e:  # noqa: BLE001 - a foreign object's text must not sink the report
         text = f"(no text: {type(e).__name__}: {e})"
-    out.append(f"<p>{_e(text)}</p>")
+    out.append(f"<p>{escape(text)}</p>")
     return "".join(out)
 
 
@@ -430,13 +370,12 @@ def _references_section(names, h):
     refs = references_for(names)
     out = [f"<h{h}>References</h{h}>", "<ol>"]
     for ref, used in refs:
-        link = f' <a href="{_e(ref.url)}">{_e(ref.url)}</a>' if ref.url else ""
-        by = f"cited for {_e(', '.join(used))}: " if used else ""
-        out.append(f"<li>{_e(ref.citation)}{link}<br><span class=\"muted\">{by}{_e(ref.role)}</span>"
-                   f"<pre>{_e(ref.bibtex)}</pre></li>")
+        by = f"cited for {escape(', '.join(used))}: " if used else ""
+        out.append(f"<li>{escape(ref.citation)}{reference_link(ref)}<br><span class=\"muted\">{by}{escape(ref.role)}</span>"
+                   f"<pre>{escape(ref.bibtex)}</pre></li>")
     out.append("</ol>")
     every = "\n\n".join(ref.bibtex for ref, _ in refs)
-    out.append(f"<details><summary>All {len(refs)} BibTeX entries in one block</summary><pre>{_e(every)}</pre></details>")
+    out.append(details(f"All {len(refs)} BibTeX entries in one block", every))
     return "".join(out)
 
 
@@ -503,45 +442,21 @@ def _comparison_section(models, figs, h):
         for notion, res in m.results.items():
             v = verdict(res)
             base = res.summary[res.summary["estimator"] == "15-bins"]
-            base_txt = _num(100 * float(base.iloc[0]["estimate"]), ".2f") if len(base) else ""
-            rows.append((f'<a href="#model-{_e(_slug(m.name))}">{_e(m.name)}</a>', _e(notion), _e(res.config.get("n")),
-                         f"<code>{_e(str(m.data_sha256)[:12])}</code>", _e(v.estimator), _num(v.estimate_pp, ".2f"),
-                         f"{v.low_pp:.2f} to {v.high_pp:.2f}", _e(", ".join(v.tied)), base_txt,
-                         _e(len(res.warnings) or "")))
+            base_txt = num(100 * float(base.iloc[0]["estimate"]), ".2f") if len(base) else ""
+            rows.append((f'<a href="#model-{escape(_slug(m.name))}">{escape(m.name)}</a>', escape(notion), escape(res.config.get("n")),
+                         f"<code>{escape(str(m.data_sha256)[:12])}</code>", escape(v.estimator), num(v.estimate_pp, ".2f"),
+                         interval(v.low_pp, v.high_pp, ".2f"), escape(", ".join(v.tied)), base_txt,
+                         escape(len(res.warnings) or "")))
     out = [f"<h{h}>Comparison</h{h}>",
            '<p class="muted">Every model was evaluated with the same settings and seed. Per model and notion: the '
            "estimator with the lowest validation risk, its holdout estimate in percentage points, the verdict's "
            "95% interval (the union of the intervals of the estimators tied with the best) and the tied estimators. "
            "Intervals of different models on different data are independent; on the same test set they are not, "
            "and a paired comparison (calibdash.compare) is sharper.</p>",
-           _table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "95% interval (verdict)",
-                   "tied with the best", "15-bin (points)", "warnings"], rows, numeric=(2, 5, 8, 9)),
+           table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "95% interval (verdict)",
+                  "tied with the best", "15-bin (points)", "warnings"], rows, numeric=(2, 5, 8, 9)),
            figs.add(_comparison_figure(models), "The trusted estimate of every model, by notion.", "comparison")]
     return "".join(out)
-
-
-def _title_block(title, method):
-    from calibdash import __version__
-
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. {method}</p>"
-
-
-def _document(title, nav, body, figs, path):
-    """The HTML document of ``body`` (its first part the title block), also written to ``path`` if given."""
-    from calibdash import __version__
-
-    doc = (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<meta name=\"generator\" content=\"calibdash {_e(__version__)}\">"
-        f"<meta name=\"calibdash-figures\" content=\"{figs.count}\">"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"{body[0]}<nav><ul>{''.join(nav)}</ul></nav>{''.join(body[1:])}</body></html>\n"
-    )
-    if path is not None:
-        write_file(path, doc)  # whole or not at all
-    return doc
 
 
 def comparison_report(comparison, predictions=None, *, title=None, path=None, n_bins=15, n_boot=100):
@@ -575,41 +490,42 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
     names = list(comparison.models["model"])
     if title is None:
         title = f"Calibration comparison of {len(names)} models"
-    figs = _Figures()
-    body = [_title_block(title, "Method: every model is evaluated with the same split and seed and measured by the same "
-                                "estimator; two models differ by the paired difference of their squared calibration "
-                                "errors on the same holdout rows, with an interval and a p-value that cover which rows "
-                                "were held out and which rows fitted the fold models (Gruber &amp; Bach, TMLR 2025).")]
+    figs = Figures()
+    head = title_block(title, "Method: every model is evaluated with the same split and seed and measured by the same "
+                              "estimator; two models differ by the paired difference of their squared calibration "
+                              "errors on the same holdout rows, with an interval and a p-value that cover which rows "
+                              "were held out and which rows fitted the fold models (Gruber &amp; Bach, TMLR 2025).")
+    body = []
     nav = [f'<li><a href="#{a}">{t}</a></li>' for a, t in (
         ("settings", "Settings and seed"), ("models", "Models"), ("pairs", "Differences between models"), ("data", "Data"),
         ("versions", "Library versions"), ("references", "References"))]
-    settings = [("notion", _e(cfg.get("notion"))), ("estimator", _e(comparison.estimator)),
-                ("estimator chosen by", _e(cfg.get("estimator_chosen_by"))),
-                ("estimators tried", _e(", ".join(cfg.get("estimators") or []))),
-                ("holdout fraction", _num(cfg.get("test_size"), "g")), ("folds", _e(cfg.get("n_folds"))),
-                ("seed", _e(cfg.get("random_state"))), ("interval level", _num(cfg.get("level"), "g")),
-                ("rows / holdout rows", _e(f"{cfg.get('n')} / {cfg.get('n_test')}"))]
-    body.append('<section id="settings"><h2>Settings and seed</h2>' + _kv_table(settings)
+    settings = [("notion", escape(cfg.get("notion"))), ("estimator", escape(comparison.estimator)),
+                ("estimator chosen by", escape(cfg.get("estimator_chosen_by"))),
+                ("estimators tried", escape(", ".join(cfg.get("estimators") or []))),
+                ("holdout fraction", num(cfg.get("test_size"), "g")), ("folds", escape(cfg.get("n_folds"))),
+                ("seed", escape(cfg.get("random_state"))), ("interval level", num(cfg.get("level"), "g")),
+                ("rows / holdout rows", escape(f"{cfg.get('n')} / {cfg.get('n_test')}"))]
+    body.append('<section id="settings"><h2>Settings and seed</h2>' + kv_table(settings)
                 + "<p>To rerun in Python: <code>cd.compare(models, notion=..., estimator=..., random_state=...)</code> "
                   "with the settings above and the same predictions (their fingerprints are below).</p></section>")
-    rows = [(_e(r["model"]), _num(r["accuracy"], ".4f"), _num(r["brier"], ".4f"), _e(r["estimator"]), _e(r["hyperparameters"]),
-             _num(r["val_risk"], ".5g"), _num(r["estimate"], ".4f"), f"{_num(r['ci_low'], '.4f')} to {_num(r['ci_high'], '.4f')}")
+    rows = [(escape(r["model"]), num(r["accuracy"], ".4f"), num(r["brier"], ".4f"), escape(r["estimator"]), escape(r["hyperparameters"]),
+             num(r["val_risk"], ".5g"), num(r["estimate"], ".4f"), interval(r["ci_low"], r["ci_high"], ".4f"))
             for _, r in comparison.models.iterrows()]
     body.append('<section id="models"><h2>Models</h2><p class="muted">The calibration error of each model on the holdout '
                 "rows (0 = calibrated) with its 95% interval; accuracy and the Brier score mix in how often the model is "
                 "right.</p>"
-                + _table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error",
-                          "95% interval"], rows, numeric=(1, 2, 5, 6))
+                + table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error",
+                         "95% interval"], rows, numeric=(1, 2, 5, 6))
                 + figs.add(plots.comparison_figure(comparison), "Calibration error in percentage points with its 95% "
                            "interval, accuracy and Brier score of every model.", "comparison estimates")
                 + "</section>")
-    rows = [(_e(r["model_a"]), _e(r["model_b"]), _num(r["difference"], ".4g"), _num(r["se"], ".2g"),
-             f"{_num(r['ci_low'], '.4g')} to {_num(r['ci_high'], '.4g')}", _num(r["p_value"], ".3g"))
+    rows = [(escape(r["model_a"]), escape(r["model_b"]), num(r["difference"], ".4g"), num(r["se"], ".2g"),
+             interval(r["ci_low"], r["ci_high"], ".4g"), num(r["p_value"], ".3g"))
             for _, r in comparison.pairs.iterrows()]
     out = ['<section id="pairs"><h2>Differences between models</h2><p class="muted">The squared calibration error of '
            "model a minus that of model b on the same holdout rows: below 0, model a is better calibrated. The p-value "
            "is that of 'both models are equally well calibrated'.</p>",
-           _table(["model a", "model b", "difference", "s.e.", "95% interval", "p-value"], rows, numeric=(2, 3, 5)),
+           table(["model a", "model b", "difference", "s.e.", "95% interval", "p-value"], rows, numeric=(2, 3, 5)),
            figs.add(plots.pairs_figure(comparison), "Differences of squared calibration errors between pairs of models, "
                     "with 95% intervals.", "comparison pairs")]
     if comparison.probs and comparison.labels is not None:
@@ -624,23 +540,16 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
     for name in names:
         res_cfg = comparison.results[name].config if name in comparison.results else {}
         pred = predictions.get(name)
-        rows.append((_e(name), _e(pred.source_name) if pred is not None else "", _e(res_cfg.get("n", "")),
-                     _e(res_cfg.get("n_classes", "")), f"<code>{_e(res_cfg.get('data_sha256', '?'))}</code>"))
+        rows.append((escape(name), escape(pred.source_name) if pred is not None else "", escape(res_cfg.get("n", "")),
+                     escape(res_cfg.get("n_classes", "")), f"<code>{escape(res_cfg.get('data_sha256', '?'))}</code>"))
     body.append('<section id="data"><h2>Data</h2>'
-                + _table(["model", "source", "rows", "classes", "data sha256"], rows, numeric=(2, 3))
+                + table(["model", "source", "rows", "classes", "data sha256"], rows, numeric=(2, 3))
                 + '<p class="muted">The sha256 is of the probabilities (float64) and labels (int64) as evaluated, whatever '
                   "the file format: equal numbers give equal fingerprints.</p></section>")
-    versions = {}
-    for res in comparison.results.values():
-        versions.update(res.config.get("versions", {}))
-    import plotly
-
-    versions.setdefault("plotly (report)", plotly.__version__)
-    body.append('<section id="versions"><h2>Library versions</h2>' + _kv_table([(k, _e(v)) for k, v in versions.items()])
-                + "</section>")
+    body.append('<section id="versions"><h2>Library versions</h2>' + _versions(comparison.results.values()) + "</section>")
     used = [comparison.estimator] + [e for e in (cfg.get("estimators") or []) if e != comparison.estimator]
     body.append('<section id="references">' + _references_section(used, 2) + "</section>")
-    return _document(title, nav, body, figs, path)
+    return document(title, head, nav, body, figs, path=path)
 
 
 def _slug(name):
@@ -694,7 +603,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
         For predictions that are not the evaluated data, or results in none of the
         accepted shapes.
     """
-    rerun = _rerun_text(results_file, made_by)
+    rerun = _rerun_text(made_by, results_file)
     models = normalise_results(results, predictions, calibration_test)
     comparison = len(models) > 1 or models[0].name is not None
     if title is None:
@@ -704,24 +613,24 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
             title = f"Calibration report: {models[0].predictions.source_name}"
         else:
             title = "Calibration report"
-    figs = _Figures()
+    figs = Figures()
     body, nav = [], []
-    body.append(_title_block(title, "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned "
-                                    "and chosen by a mean-squared-error risk on validation folds, estimates on a holdout "
-                                    "set never used for selection."))
+    head = title_block(title, "Method: Gruber &amp; Bach (TMLR 2025): estimators of squared calibration errors tuned "
+                              "and chosen by a mean-squared-error risk on validation folds, estimates on a holdout "
+                              "set never used for selection.")
     if comparison:
         nav.append('<li><a href="#comparison">Comparison</a></li>')
         body.append('<section id="comparison">' + _comparison_section(models, figs, 2) + "</section>")
         for m in models:
             slug = _slug(m.name)
-            nav.append(f'<li><a href="#model-{_e(slug)}">{_e(m.name)}</a></li>')
-            body.append(f'<section id="model-{_e(slug)}"><h2>Model: {_e(m.name)}</h2>'
+            nav.append(f'<li><a href="#model-{escape(slug)}">{escape(m.name)}</a></li>')
+            body.append(f'<section id="model-{escape(slug)}"><h2>Model: {escape(m.name)}</h2>'
                         + _model_body(m, figs, 3, n_bins, strategy, n_boot, alpha, f"{slug}-", rerun) + "</section>")
     else:
         m = models[0]
         for notion in m.results:
-            nav.append(f'<li><a href="#{_e(notion)}">{_e(_NOTION_TITLES.get(notion, notion))} calibration</a></li>')
+            nav.append(f'<li><a href="#{escape(notion)}">{escape(_NOTION_TITLES.get(notion, notion))} calibration</a></li>')
         body.append(_model_body(m, figs, 2, n_bins, strategy, n_boot, alpha, "", rerun))
     nav.append('<li><a href="#references">References</a></li>')
     body.append('<section id="references">' + _references_section(_estimator_names(models), 2) + "</section>")
-    return _document(title, nav, body, figs, path)
+    return document(title, head, nav, body, figs, path=path)

@@ -16,9 +16,6 @@ classes, groups, centres) is HTML-escaped.
 
 from __future__ import annotations
 
-import datetime as _dt
-import html
-
 import numpy as np
 import pandas as pd
 
@@ -26,9 +23,21 @@ from calibdash.clinical.sample_size import MIN_EVENTS
 from calibdash.clinical.validation import MIN_GROUP_EVENTS
 from calibdash.display import clinical as dc
 from calibdash.display.meta import pooled_forest_figure
-from calibdash.errors import InputError
 from calibdash.io.export import csv_text
-from calibdash.reporting.html import MADE_BY
+from calibdash.reporting.html_kit import (
+    Figures,
+    check_made_by,
+    details,
+    document,
+    escape,
+    frame_table,
+    num,
+    reference_link,
+    rerun_text,
+    text_kv_table,
+    text_table,
+    title_block,
+)
 from calibdash.reporting.references import REFERENCES, VALIDATION_REFERENCES
 
 __all__ = ["validation_report", "metrics_csv", "SECTIONS"]
@@ -49,26 +58,8 @@ SECTIONS = (
 # The metrics tabulated per group (the full table per group is in the CSV).
 GROUP_METRICS = ("O:E", "calibration-in-the-large", "calibration slope", "ICI", "AUROC")
 
-_CSS = """
-:root { color-scheme: light; }
-body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
-       margin: 0 auto; max-width: 1100px; padding: 1.5rem 2rem 4rem; color: #1d1d1f; line-height: 1.45; }
-h2 { border-bottom: 1px solid #ddd; padding-bottom: .2rem; margin-top: 2.2rem; }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: .85rem; }
-pre { background: #f6f6f6; padding: .7rem; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
-table { border-collapse: collapse; margin: .6rem 0 1rem; font-size: .9rem; }
-th, td { border: 1px solid #ddd; padding: .25rem .55rem; text-align: left; vertical-align: top; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-th { background: #f3f3f3; }
-.muted { color: #666; font-size: .9rem; }
-ul.verdicts { list-style: none; padding-left: 0; }
-ul.verdicts li { border-left: 5px solid #999; padding: .3rem .8rem; margin: .4rem 0; background: #fcfcfc; }
-li.status-ok { border-left-color: #2ca02c !important; }
-li.status-problem { border-left-color: #d62728 !important; }
-li.status-uncertain { border-left-color: #ff7f0e !important; }
-figure { margin: 1rem 0; }
-figcaption { color: #555; font-size: .88rem; margin-top: .3rem; }
-"""
+# What ``results_file`` names, for the error when it is missing.
+_WHAT = "metrics file"
 # The metrics of the pooled forest plots, in the order of v.pooled.
 POOLED_METRICS = ("O:E", "calibration-in-the-large", "calibration slope", "AUROC")
 
@@ -83,60 +74,17 @@ def metrics_csv(v):
 
 
 # ----------------------------------------------------------------------------- html bits
-def _e(value):
-    return html.escape(str(value), quote=True)
-
-
-def _table(header, rows, numeric=(), *, titles=None, data=None):
-    """An HTML table; ``titles`` maps a header to its tooltip, ``data`` names the table
-    (``data-table``) for readers and tests."""
-    titles = titles or {}
-    head = "".join(f'<th title="{_e(titles[h])}">{_e(h)}</th>' if h in titles else f"<th>{_e(h)}</th>" for h in header)
-    out = [f'<table data-table="{_e(data)}">' if data else "<table>", "<thead><tr>", head, "</tr></thead><tbody>"]
-    for row in rows:
-        cells = "".join(("<td class=\"num\">" if i in numeric else "<td>") + f"{_e(c)}</td>" for i, c in enumerate(row))
-        out.append(f"<tr>{cells}</tr>")
-    out.append("</tbody></table>")
-    return "".join(out)
-
-
-def _frame_table(df, numeric=(), *, data=None):
-    return _table(list(df.columns), df.itertuples(index=False, name=None),
-                  numeric=[i for i, c in enumerate(df.columns) if c in numeric], data=data)
-
-
-def _kv(pairs):
-    return "<table><tbody>" + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in pairs) + "</tbody></table>"
-
-
 def _verdicts(items):
     out = ['<ul class="verdicts">']
     for item in items:
-        out.append(f'<li class="status-{_e(item["status"])}" data-level="{_e(item["level"])}"><strong>{_e(item["level"])}'
-                   f" ({_e(item['status'])}):</strong> {_e(item['verdict'])}</li>")
+        out.append(f'<li class="status-{escape(item["status"])}" data-level="{escape(item["level"])}">'
+                   f"<strong>{escape(item['level'])} ({escape(item['status'])}):</strong> {escape(item['verdict'])}</li>")
     out.append("</ul>")
     return "".join(out)
 
 
-class _Figures:
-    """Figures in document order; the first carries plotly.js inline, the others reuse it."""
-
-    def __init__(self):
-        self.count = 0
-
-    def add(self, fig, caption, name):
-        body = fig.to_html(full_html=False, include_plotlyjs=self.count == 0, div_id=f"cd-fig-{self.count + 1}",
-                           config={"displaylogo": False, "responsive": True})
-        self.count += 1
-        return f'<figure data-figure="{_e(name)}">{body}<figcaption>{_e(caption)}</figcaption></figure>'
-
-
 def _interval_words(v):
     return f"{100 * float(v.settings.get('level', 0.95)):g}% interval"
-
-
-def _num(value, fmt):
-    return "" if value is None or not np.isfinite(value) else format(float(value), fmt)
 
 
 # ----------------------------------------------------------------------------- sections
@@ -152,7 +100,7 @@ def _data_section(v, predictions):
         g = v.grouped[(v.grouped["class"] == cls) & v.grouped["group"].isna()] if len(v.grouped) else v.grouped
         mean_risk = float((g["mean_risk"] * g["n"]).sum() / g["n"].sum()) if len(g) else np.nan
         rows.append((cls, f"{int(r['n']):,}", f"{int(r['events']):,}", f"{int(r['non_events']):,}",
-                     _num(100 * mean_risk, ".1f") + "%" if np.isfinite(mean_risk) else "",
+                     num(100 * mean_risk, ".1f") + "%" if np.isfinite(mean_risk) else "",
                      f"{r['events'] / r['n']:.1%}"))
     multiclass = len(v.classes) > 1
     read = ["Each class is validated against all the others (one block per class)." if multiclass else
@@ -168,25 +116,25 @@ def _data_section(v, predictions):
              ("centre column (clusters)", v.clusters or "none")]
     if predictions is not None:
         pairs.insert(2, ("class names in the file", ", ".join(predictions.class_names)))
-    return (_kv(pairs)
-            + _table(["class", "rows", "events", "non-events", "mean predicted risk", "observed event rate"], rows,
-                     numeric=(1, 2, 3, 4, 5))
+    return (text_kv_table(pairs)
+            + text_table(["class", "rows", "events", "non-events", "mean predicted risk", "observed event rate"], rows,
+                         numeric=(1, 2, 3, 4, 5))
             + '<p>How the input was read, and what the analysis could not estimate:</p><ul class="notes">'
-            + "".join(f"<li>{_e(t)}</li>" for t in read) + "</ul>")
+            + "".join(f"<li>{escape(t)}</li>" for t in read) + "</ul>")
 
 
 def _sample_size_section(v, cls, verdicts):
     t = v.sample_size[v.sample_size["class"] == cls]
     # the values the rows needed were computed at (the observed O:E and slope), when the table says
     assumed = "assumption" in t.columns
-    rows = [(r["criterion"], _num(r["target"], "g"),
-             _num(r["achieved"], ",.0f" if r["metric"] in ("events", "non-events") else ".3g"),
-             "yes" if r["adequate"] else "no", _num(r["rows_needed"], ",.0f"),
+    rows = [(r["criterion"], num(r["target"], "g"),
+             num(r["achieved"], ",.0f" if r["metric"] in ("events", "non-events") else ".3g"),
+             "yes" if r["adequate"] else "no", num(r["rows_needed"], ",.0f"),
              *([_text(r["assumption"])] if assumed else [])) for _, r in t.iterrows()]
     header = ["criterion (Riley et al. 2021)", "target", "achieved", "met", "rows needed"]
     return (_verdicts([verdicts["sample size"]])
-            + _table(header + (["rows needed computed at"] if assumed else []), rows, numeric=(1, 2, 4),
-                     data="sample-size")
+            + text_table(header + (["rows needed computed at"] if assumed else []), rows, numeric=(1, 2, 4),
+                         data="sample-size")
             + '<p class="muted">Rows needed: what Riley et al.\'s formulas give for this event rate, C statistic and '
               "distribution of risks"
             + (", at the observed O:E and calibration slope (the last column), not at those of a calibrated model"
@@ -203,9 +151,9 @@ def _calibration_error_part(v, cls):
     if not len(t):
         return ""
     return ('<h4 data-part="calibration-error">Risk-optimised calibration error (Gruber &amp; Bach 2025)</h4>'
-            f"<p>{_e(dc.CALIBRATION_ERROR_HELP)}</p>"
-            + _table(list(t.columns), t.itertuples(index=False, name=None), numeric=(2, 4),
-                     titles={dc.CALIBRATION_ERROR_HEADER: dc.CALIBRATION_ERROR_HELP}))
+            f"<p>{escape(dc.CALIBRATION_ERROR_HELP)}</p>"
+            + text_table(list(t.columns), t.itertuples(index=False, name=None), numeric=(2, 4),
+                         titles={dc.CALIBRATION_ERROR_HEADER: dc.CALIBRATION_ERROR_HELP}))
 
 
 def _calibration_section(v, cls, verdicts, figs, calibration_error):
@@ -225,16 +173,16 @@ def _calibration_section(v, cls, verdicts, figs, calibration_error):
                  "predicted risk. The axes are zoomed to the range of the risks.")
     g = dc.grouped_table(v, cls=cls)
     out = [_verdicts([verdicts[lv] for lv in ("mean calibration", "weak calibration", "moderate calibration")]),
-           _frame_table(calibration, numeric=("estimate", "p-value")),
+           frame_table(calibration, numeric=("estimate", "p-value")),
            '<p class="muted">ICI, E50, E90 and Emax are differences of risk on the probability scale (0.01 is one '
            "percentage point).</p>"]
     if note:
-        out.append(f'<p class="note" data-note="curve">{_e(note)}</p>')
+        out.append(f'<p class="note" data-note="curve">{escape(note)}</p>')
     out.append(figs.add(dc.validation_curve_figure(v, cls=cls), caption, f"calibration curve {cls}"))
     if len(g):
         out.append("<p>The grouped points of the figure (risks and rates in % of patients):</p>")
-        out.append(_frame_table(g, numeric=("patients", "events", "mean predicted risk", "observed event rate"),
-                                data="grouped"))
+        out.append(frame_table(g, numeric=("patients", "events", "mean predicted risk", "observed event rate"),
+                               data="grouped"))
     if calibration_error:
         out.append(_calibration_error_part(v, cls))
     return "".join(out)
@@ -249,7 +197,7 @@ def _discrimination_section(v, cls, verdicts):
     table = dc.metrics_table(v, cls=cls)
     rows = table[table["metric"].isin(dc.LEVELS["discrimination"] + dc.LEVELS["overall accuracy"])]
     return (_verdicts([verdicts["discrimination"], verdicts["overall accuracy"]])
-            + _frame_table(rows, numeric=("estimate", "p-value")))
+            + frame_table(rows, numeric=("estimate", "p-value")))
 
 
 def _range_words(v):
@@ -264,7 +212,7 @@ _NB_NUMERIC = ("model", "treat all", "difference from the better of treat all an
 def _usefulness_section(v, cls, verdicts, figs):
     nb = dc.net_benefit_table(v, cls=cls)
     return (_verdicts([verdicts["clinical usefulness"]])
-            + f'<p>Thresholds judged: <strong data-thresholds="range">{_e(_range_words(v))}</strong> (the risks at '
+            + f'<p>Thresholds judged: <strong data-thresholds="range">{escape(_range_words(v))}</strong> (the risks at '
               "which a clinician would act; set with <code>thresholds=</code>), shaded in the figure.</p>"
             + figs.add(dc.decision_curve_figure(v, cls=cls),
                        "Net benefit (true positives minus false positives weighted by the odds of the threshold, per "
@@ -274,14 +222,14 @@ def _usefulness_section(v, cls, verdicts, figs):
             + "<p>Net benefit at thresholds in the range judged; net interventions avoided are the unnecessary "
               "treatments the model spares per 100 patients, against treating everyone, at the same number of "
               "events treated:</p>"
-            + _frame_table(nb, numeric=_NB_NUMERIC, data="net-benefit"))
+            + frame_table(nb, numeric=_NB_NUMERIC, data="net-benefit"))
 
 
 def _findings(v, cls, what):
     found = v.group_findings(cls=cls)
     if not found:
         return f'<p data-findings="none">No {what} is off: no judged {what}\'s interval of O:E or calibration slope excludes 1.</p>'
-    return (f"<p>Findings per {what}:</p><ul class=\"findings\">" + "".join(f"<li>{_e(t)}</li>" for t in found)
+    return (f"<p>Findings per {what}:</p><ul class=\"findings\">" + "".join(f"<li>{escape(t)}</li>" for t in found)
             + "</ul>")
 
 
@@ -299,7 +247,7 @@ def _group_net_benefit(v, cls, what):
         return ""
     table = pd.concat(frames, ignore_index=True)
     return (f"<p>Net benefit per judged {what}, at thresholds in the range judged:</p>"
-            + _frame_table(table, numeric=_NB_NUMERIC, data="group-net-benefit"))
+            + frame_table(table, numeric=_NB_NUMERIC, data="group-net-benefit"))
 
 
 def _groups_part(v, cls, figs, what):
@@ -307,25 +255,25 @@ def _groups_part(v, cls, figs, what):
     heterogeneity and net benefit."""
     g = v.groups[v.groups["class"] == cls]
     column = "Centre column" if what == "centre" else "Grouping column"
-    out = [f"<p>{column}: <code>{_e(v.group_name)}</code>. {what.capitalize()}s with fewer than {MIN_GROUP_EVENTS} "
+    out = [f"<p>{column}: <code>{escape(v.group_name)}</code>. {what.capitalize()}s with fewer than {MIN_GROUP_EVENTS} "
            f"events or non-events are listed but not judged; {what}s with fewer than {MIN_EVENTS} are imprecise.</p>",
            _findings(v, cls, what),
-           _table([what, "rows", "events", "non-events", "status", "note"],
-                  [(r["group"], f"{r['n']:,}", f"{r['events']:,}", f"{r['non_events']:,}", r["status"], r["note"])
-                   for _, r in g.iterrows()], numeric=(1, 2, 3), data="groups")]
+           text_table([what, "rows", "events", "non-events", "status", "note"],
+                      [(r["group"], f"{r['n']:,}", f"{r['events']:,}", f"{r['non_events']:,}", r["status"], r["note"])
+                       for _, r in g.iterrows()], numeric=(1, 2, 3), data="groups")]
     m = v.metrics[(v.metrics["class"] == cls) & v.metrics["group"].notna() & v.metrics["metric"].isin(GROUP_METRICS)]
     rows = [(r["group"], r["metric"], dc.format_metric(r["metric"], r["estimate"]),
              dc.interval_text(r["metric"], r["ci_low"], r["ci_high"])) for _, r in m.iterrows()]
-    out.append(_table([what, "metric", "estimate", _interval_words(v)], rows, numeric=(2,), data="group-metrics"))
+    out.append(text_table([what, "metric", "estimate", _interval_words(v)], rows, numeric=(2,), data="group-metrics"))
     out.append(figs.add(dc.forest_figure(v, cls=cls), f"Per {what} and for all rows: estimate and 95% interval beside "
                         "the value of a calibrated model (dashed).", f"forest {cls}"))
     het = v.heterogeneity[v.heterogeneity["class"] == cls]
     if len(het):
         out.append(f"<p>Likelihood-ratio tests of heterogeneity between the judged {what}s (is the intercept, or the "
                    f"slope, the same in every {what}?):</p>")
-        out.append(_table(["metric", "statistic", "df", "p-value", f"{what}s"],
-                          [(r["metric"], _num(r["statistic"], ".3f"), int(r["df"]), dc.format_p(r["p_value"]),
-                            int(r["groups"])) for _, r in het.iterrows()], numeric=(1, 2, 3, 4)))
+        out.append(text_table(["metric", "statistic", "df", "p-value", f"{what}s"],
+                              [(r["metric"], num(r["statistic"], ".3f"), int(r["df"]), dc.format_p(r["p_value"]),
+                                int(r["groups"])) for _, r in het.iterrows()], numeric=(1, 2, 3, 4)))
     else:
         out.append(f"<p>Fewer than two {what}s could be judged: no test of heterogeneity.</p>")
     out.append(_group_net_benefit(v, cls, what))
@@ -345,7 +293,7 @@ def _centres_section(v, cls, figs):
            "between-centre variance tau², Hartung-Knapp(-Sidik-Jonkman) confidence interval (Hartung & Knapp 2001), "
            "and a prediction interval for the value in a new centre (Riley et al. 2011). O:E is pooled on the log "
            "scale and the AUROC on the logit scale (tau² is on those scales), and both are shown back-transformed.</p>",
-           _frame_table(pooled, numeric=("pooled estimate", dc.TAU2_HEADER, "centres"), data="pooled")]
+           frame_table(pooled, numeric=("pooled estimate", dc.TAU2_HEADER, "centres"), data="pooled")]
     centres = v.centres[v.centres["class"] == cls]
     pooled_rows = v.pooled[v.pooled["class"] == cls]
     for metric in [m for m in POOLED_METRICS if m in set(pooled_rows["metric"])]:
@@ -353,8 +301,8 @@ def _centres_section(v, cls, figs):
                             f"{metric} per centre with its interval; the pooled estimate (diamond) and the "
                             "prediction interval for a new centre.", f"pooled forest {cls} {metric}"))
     c = dc.centres_table(v, cls=cls)
-    out.append(f"<p>The inputs of the meta-analysis: each centre's estimate ({_e(dc.level_words(v))}):</p>")
-    out.append(_frame_table(c, numeric=("patients", "events"), data="centres"))
+    out.append(f"<p>The inputs of the meta-analysis: each centre's estimate ({escape(dc.level_words(v))}):</p>")
+    out.append(frame_table(c, numeric=("patients", "events"), data="centres"))
     out.append("<h3>Each centre analysed alone</h3>")
     out.append(_groups_part(v, cls, figs, "centre"))
     return "".join(out)
@@ -364,14 +312,16 @@ def _recalibration_section(v, cls):
     t = dc.recalibration_table(v, cls=cls)
     return ("<p>The updates that would recalibrate the risks, fitted on this data (on the rows with risks strictly "
             "between 0 and 1), with profile-likelihood intervals:</p>"
-            + _frame_table(t, numeric=("estimate",), data="recalibration")
-            + f"<p>{_e(dc.recalibration_text(v, cls=cls))}</p>"
+            + frame_table(t, numeric=("estimate",), data="recalibration")
+            + f"<p>{escape(dc.recalibration_text(v, cls=cls))}</p>"
             + '<p class="muted">In Python, <code>v.recalibrate(p, model="logistic recalibration")</code> (or '
               '<code>model="intercept update"</code>) returns the recalibrated risks; the app offers them as a '
               "download.</p>")
 
 
-def _rerun_text(v, made_by, results_file):
+def _rerun_text(made_by, results_file, v):
+    """The provenance paragraph: the Python call and the command that rerun these numbers, and where the
+    metrics are (for ``made_by``)."""
     s = v.settings
     low, high = s.get("thresholds", (None, None))
     groups = None if v.clusters else v.group_name
@@ -383,9 +333,9 @@ def _rerun_text(v, made_by, results_file):
     cli = (f"python -m calibdash validate FILE{' --groups ' + groups if groups else ''} "
            f"--n-resamples {s.get('n_resamples')} --seed {s.get('random_state')} --out DIR")
     where = {"python": "", "cli": f" The metrics at full precision are in {results_file}, written beside this report.",
-             "app": f" The metrics at full precision are in the app's download {results_file}."}[made_by]
-    return (f"<p>To rerun to the same numbers: <code>{_e(call)}</code> in Python, or <code>{_e(cli)}</code> on the "
-            f"same file with the same loading options.{_e(where)}</p>")
+             "app": f" The metrics at full precision are in the app's download {results_file}."}
+    ways = f"<code>{escape(call)}</code> in Python, or <code>{escape(cli)}</code> on the same file with the same loading options."
+    return rerun_text(made_by, results_file, {k: ways + escape(w) for k, w in where.items()}, what=_WHAT)
 
 
 def _provenance_section(v, made_by, results_file):
@@ -409,18 +359,18 @@ def _provenance_section(v, made_by, results_file):
     refs = ["<ol>"]
     for key in VALIDATION_REFERENCES:
         r = REFERENCES[key]
-        link = f' <a href="{_e(r.url)}">{_e(r.url)}</a>' if r.url else ""
-        refs.append(f'<li data-key="{_e(key)}">{_e(r.citation)}{link}<br><span class="muted">{_e(r.role)}</span></li>')
+        refs.append(f'<li data-key="{escape(key)}">{escape(r.citation)}{reference_link(r)}<br>'
+                    f'<span class="muted">{escape(r.role)}</span></li>')
     refs.append("</ol>")
     every = "\n\n".join(REFERENCES[k].bibtex for k in VALIDATION_REFERENCES)
-    return (_kv(pairs) + _rerun_text(v, made_by, results_file)
+    return (text_kv_table(pairs) + _rerun_text(made_by, results_file, v)
             + '<p class="muted">Intervals: profile likelihood for calibration-in-the-large, the slope and the '
               "recalibration, DeLong's for the AUROC, exact (Clopper-Pearson) for the grouped points, the percentile "
               "bootstrap of rows (of centres, with clusters) for the rest (the lower end of ICI, E50 and E90 as "
               "described in docs/clinical.md); the loess is R's (the same netlib code, through scikit-misc).</p>"
-            + "<h3>Library versions</h3>" + _kv(versions)
+            + "<h3>Library versions</h3>" + text_kv_table(versions)
             + "<h3>References</h3>" + "".join(refs)
-            + f"<details><summary>BibTeX</summary><pre>{_e(every)}</pre></details>")
+            + details("BibTeX", every))
 
 
 def validation_report(v, *, title=None, made_by="python", results_file=None, predictions=None,
@@ -452,15 +402,10 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
         The HTML document; it loads nothing from the network. With centres
         (``v.clusters``) it has a section on the pooled results.
     """
-    if made_by not in MADE_BY:
-        raise InputError(f"made_by must be one of {', '.join(MADE_BY)}; got {made_by!r}.")
-    if made_by != "python" and not results_file:
-        raise InputError(f"made_by={made_by!r} needs results_file, the name of the metrics file that goes with the report.")
-    from calibdash import __version__
-
+    check_made_by(made_by, results_file, _WHAT)
     if title is None:
         title = f"Validation of a risk model: {v.source_name}"
-    figs = _Figures()
+    figs = Figures()
     per_class = {cls: _by_level(v.verdicts(cls=cls)) for cls in v.classes}
     makers = {
         "sample-size": lambda cls: _sample_size_section(v, cls, per_class[cls]),
@@ -474,7 +419,7 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
     shown = [(a, h) for a, h in SECTIONS if a not in ("subgroups", "centres") or (a == "centres") == bool(v.clusters)]
     body = []
     for number, (anchor, heading) in enumerate(shown, start=1):
-        out = [f'<section id="{anchor}"><h2>{number}. {_e(heading)}</h2>']
+        out = [f'<section id="{anchor}"><h2>{number}. {escape(heading)}</h2>']
         if anchor == "data":
             out.append(_data_section(v, predictions))
         elif anchor == "provenance":
@@ -482,21 +427,13 @@ def validation_report(v, *, title=None, made_by="python", results_file=None, pre
         else:
             for cls in v.classes:
                 if len(v.classes) > 1:
-                    out.append(f"<h3>Class {_e(cls)} against the rest</h3>")
+                    out.append(f"<h3>Class {escape(cls)} against the rest</h3>")
                 out.append(makers[anchor](cls))
         out.append("</section>")
         body.append("".join(out))
-    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-    nav = "".join(f'<li><a href="#{a}">{n}. {_e(h)}</a></li>' for n, (a, h) in enumerate(shown, start=1))
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-        f"<meta name=\"generator\" content=\"calibdash {_e(__version__)}\">"
-        f"<meta name=\"calibdash-figures\" content=\"{figs.count}\">"
-        f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>"
-        f"<h1>{_e(title)}</h1><p class=\"muted\">calibdash {_e(__version__)}, generated {stamp}. The calibration "
-        "hierarchy of Van Calster et al. (2019), discrimination, overall accuracy and net benefit, each with a "
-        f"{_e(_interval_words(v))}, reported in the order of TRIPOD+AI's items on model performance.</p>"
-        f"<p class=\"units\"><strong>Units.</strong> {_e(dc.UNITS)}</p>"
-        f"<nav><ul>{nav}</ul></nav>{''.join(body)}</body></html>\n"
-    )
+    head = (title_block(title, "The calibration hierarchy of Van Calster et al. (2019), discrimination, overall accuracy "
+                               f"and net benefit, each with a {escape(_interval_words(v))}, reported in the order of "
+                               "TRIPOD+AI's items on model performance.")
+            + f"<p class=\"units\"><strong>Units.</strong> {escape(dc.UNITS)}</p>")
+    nav = [f'<li><a href="#{a}">{n}. {escape(h)}</a></li>' for n, (a, h) in enumerate(shown, start=1)]
+    return document(title, head, nav, body, figs)

@@ -109,6 +109,17 @@ def test_report_loads_nothing_from_the_network(html):
     assert not re.search(r"<(img|iframe)\b", html)
 
 
+def test_the_stylesheet_is_the_toolkits_and_a_missing_number_an_empty_cell(model, html):
+    from calibdash.reporting.html_kit import CSS
+
+    assert html.count("<style>") == 1 and f"<style>{CSS}</style>" in html  # the validation report's too
+    pred, results = model
+    test = SimpleNamespace(statistic=float("nan"), p_value=None, method="asymptotic", estimator="unbiased",
+                           text=lambda alpha: "no test")
+    doc = cd.report(results["canonical"], pred, calibration_test=test)
+    assert "<th>statistic</th><td></td>" in doc and "<th>p-value</th><td></td>" in doc
+
+
 def test_user_strings_are_escaped(html):
     assert HOSTILE_NAME not in html and HOSTILE_CLASS not in html
     assert "&lt;img src=&quot;http://example.invalid/x.png&quot;" in html

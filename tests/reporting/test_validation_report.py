@@ -56,6 +56,16 @@ def test_self_contained(page):
     assert '<meta name="calibdash-figures" content="3">' in page and page.count("<figure") == 3
 
 
+def test_the_stylesheet_is_the_toolkits_and_a_missing_number_an_empty_cell(page):
+    from calibdash.reporting.html_kit import CSS
+
+    assert page.count("<style>") == 1 and f"<style>{CSS}</style>" in page  # the evaluation report's too
+    assert page.count('<figure class="cd-figure" data-figure=') == 3
+    # the counts of events and non-events need no rows: the cell is empty, as in the evaluation report
+    sample_size = _table(page, "sample-size")
+    assert sample_size.count('<td>yes</td><td class="num"></td>') == 2
+
+
 def test_sections_in_tripod_order(page):
     positions = [page.index(f'<section id="{anchor}">') for anchor, _ in SECTIONS if anchor != "centres"]
     assert positions == sorted(positions)
