@@ -31,8 +31,7 @@ LAYERS = (
     ("display", ("calibdash.display",)),
     ("reporting", ("calibdash.reporting",)),
     ("command line", ("calibdash.cli", "calibdash.__main__")),
-    # calibdash.jobs (the app's background runs) is moving into calibdash.app
-    ("app", ("calibdash.app", "calibdash.jobs")),
+    ("app", ("calibdash.app",)),
 )
 # Upward imports allowed for now, as "importer -> imported": none.
 EXCEPTIONS = frozenset()
