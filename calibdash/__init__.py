@@ -3,20 +3,24 @@
 The compute package behind the app, usable from Python and the command line. Its
 subpackages, by role:
 
+- the ground floor, which every layer may use: :mod:`calibdash.predictions` (the
+  :class:`Predictions` type), :mod:`calibdash.errors`, :mod:`calibdash.limits` and
+  :mod:`calibdash.text` (user text shown literally);
 - :mod:`calibdash.io`: reading predictions and labels from files and arrays;
 - :mod:`calibdash.core`: the probability simplex, the notions of calibration, the risk
   (Eq. 20 of Gruber & Bach) and the statistics of holdout estimates;
 - :mod:`calibdash.estimators`: the calibration estimation functions and their registry;
 - :mod:`calibdash.metrics`: the literature's estimators (ECE, SKCE, variational) and
   recalibration maps;
-- :mod:`calibdash.evaluation`: Algorithm 1 (tune, select, report), its result, and the
-  comparison of models;
+- :mod:`calibdash.evaluation`: Algorithm 1 (tune, select, report), its result, the
+  comparison of models and the verdict's judgment;
 - :mod:`calibdash.display`: what the app and the report show (figures, reliability
-  diagrams, the verdict, user text shown literally);
+  diagrams, the verdict in words);
 - :mod:`calibdash.reporting`: the offline HTML report and the references;
 - :mod:`calibdash.lab`: simulations with known truth, studies and the demo data;
 - :mod:`calibdash.clinical`: validating a clinical risk model (the calibration hierarchy,
   discrimination, net benefit, subgroups) and planning its sample size.
+- :mod:`calibdash.app`: the Streamlit dashboard (the ``app`` extra); nothing above imports it.
 
 Submodules and the names below load on first use: ``import calibdash`` is cheap and
 imports neither plotly nor streamlit. The mathematics is in ``docs/design.md``.
@@ -35,7 +39,7 @@ _EXPORTS = {
     "InputError": "calibdash.errors",
     "ConfigError": "calibdash.errors",
     "NotFittedError": "calibdash.errors",
-    "Predictions": "calibdash.io.loading",
+    "Predictions": "calibdash.predictions",
     "load_predictions": "calibdash.io.loading",
     "inspect_predictions": "calibdash.io.loading",
     "FAMILIES": "calibdash.estimators",
@@ -68,7 +72,7 @@ _EXPORTS = {
     "validation_report": "calibdash.reporting.validation",
 }
 _SUBPACKAGES = ("io", "core", "estimators", "metrics", "evaluation", "display", "reporting", "lab", "clinical", "cli", "errors",
-                "limits")
+                "limits", "text", "predictions")
 
 __all__ = sorted(_EXPORTS) + list(_SUBPACKAGES)
 

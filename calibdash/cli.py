@@ -1045,26 +1045,18 @@ STREAMLIT_MISSING = "the app needs streamlit; install the app extra: pip install
 
 
 def find_app():
-    """The dashboard's ``app.py``, or None.
+    """The dashboard's entry script, ``calibdash/app/main.py`` of the calibdash imported, or None.
 
-    In a checkout (an editable install, or ``python -m calibdash`` from the source tree) the
-    checkout's own ``app.py``, so that edits show at once. After ``pip install .`` the copy
-    installed as data files (``[tool.setuptools.data-files]`` of pyproject.toml) in
-    ``<prefix>/share/calibdash/``: located through the distribution's list of installed files
-    (which follows ``--user`` and ``--prefix``), else under ``sys.prefix``.
+    Found through :mod:`importlib.resources`, so it is the copy beside this module: the
+    checkout's own in a checkout (edits show at once), the one in site-packages after
+    ``pip install``. Its page scripts are in ``calibdash/app/app_pages/``.
     """
-    checkout = Path(__file__).resolve().parents[1]
-    candidates = [checkout / "app.py"] if (checkout / "ui.py").is_file() and (checkout / "app_pages").is_dir() else []
-    from importlib.metadata import PackageNotFoundError, distribution
+    from importlib.resources import files
 
-    try:
-        dist = distribution("calibdash")
-    except PackageNotFoundError:  # running from a source tree that is not installed
-        dist = None
-    candidates += [Path(dist.locate_file(f)).resolve() for f in (dist and dist.files) or []
-                   if f.name == "app.py" and f.parent.name == "calibdash" and f.parent.parent.name == "share"]
-    candidates.append(Path(sys.prefix) / "share" / "calibdash" / "app.py")
-    return next((p for p in candidates if p.is_file()), None)
+    # calibdash.app's __init__ imports nothing (no streamlit before streamlit replaces this process).
+    # A package in a directory gives a real path; a zipped one has no file streamlit could serve.
+    entry = files("calibdash.app") / "main.py"
+    return entry if isinstance(entry, Path) and entry.is_file() else None
 
 
 def app_command(app, port=APP_PORT, python=None):
@@ -1092,7 +1084,7 @@ def cmd_app(args):
         return 2
     app = find_app()
     if app is None:
-        print("calibdash: error: the app's files (app.py, ui.py, app_pages/) are not installed; "
+        print("calibdash: error: the app's files (calibdash/app/main.py, calibdash/app/app_pages/) are not installed; "
               "reinstall calibdash: pip install 'calibdash[app]'", file=sys.stderr)
         return 2
     command = app_command(app, args.port)

@@ -10,14 +10,14 @@ Everything the loader refuses is an :class:`InputError`; everything it accepts w
 reservation is a :class:`LoadWarning` carried on the returned object (never printed
 behind the caller's back, so the app decides where to show it).
 
-Both keep the user text in their message marked (:func:`calibdash.display.text.user`): ``str()``
+Both keep the user text in their message marked (:func:`calibdash.text.user`): ``str()``
 is the plain message, ``.parts`` its ``(text, is_user)`` pieces, from which the app shows the
-user's words literally (:func:`calibdash.display.text.markdown`).
+user's words literally (:func:`calibdash.text.markdown`).
 """
 
 from __future__ import annotations
 
-from calibdash.display.text import CLOSE, OPEN, split_marked, strip_marks
+from calibdash.text import CLOSE, OPEN, split_marked, strip_marks
 
 __all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "LoadNote", "check_is_fitted"]
 
@@ -57,7 +57,7 @@ class InputError(CalibdashError, ValueError):
     message : str
         Human-readable explanation: what is wrong, where (file, line or row, column)
         and what to do about it. User text in it is marked with
-        :func:`calibdash.display.text.user`; the marks are kept in ``parts`` and left out of
+        :func:`calibdash.text.user`; the marks are kept in ``parts`` and left out of
         ``str(error)``.
     internal : bool, default=False
         True when the loader hit an exception it did not anticipate and wrapped it.

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import glob
 import importlib.util
 import os
+import re
 import sys
 import tomllib
 from pathlib import Path
@@ -35,17 +35,23 @@ def test_the_subcommand_and_its_port_option():
 
 
 def test_a_checkout_serves_its_own_app():
-    assert cli.find_app() == ROOT / "app.py"
+    # the entry script beside the calibdash imported (importlib.resources): here the checkout's
+    assert cli.find_app() == ROOT / "calibdash" / "app" / "main.py"
 
 
-def test_pyproject_installs_every_file_of_the_app():
-    # find_app looks for the installed copy in <prefix>/share/calibdash (pyproject's data-files)
-    data_files = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["data-files"]
-    shipped = {Path(target) / Path(f).name for target, patterns in data_files.items()
-               for pattern in patterns for f in glob.glob(pattern, root_dir=ROOT)}
-    needed = {Path("share/calibdash") / p.relative_to(ROOT)
-              for p in [ROOT / "app.py", *ROOT.glob("ui*.py"), *(ROOT / "app_pages").glob("*.py")]}
-    assert needed <= shipped
+def test_the_app_is_in_the_package_not_in_data_files():
+    # the wheel installs the app into site-packages, as part of calibdash (tests/test_package.py builds one)
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert "data-files" not in setuptools
+    assert "calibdash.*" in setuptools["packages"]["find"]["include"]
+    pages = ROOT / "calibdash" / "app" / "app_pages"
+    assert (pages / "__init__.py").is_file() and (ROOT / "calibdash" / "app" / "__init__.py").is_file()
+    # every page script is a page of the navigation, and no folder named pages/ beside the entry
+    # script switches on Streamlit's legacy multipage mode
+    main = (ROOT / "calibdash" / "app" / "main.py").read_text()
+    assert {p.stem for p in pages.glob("*.py") if p.name != "__init__.py"} == set(re.findall(r'page_path\("(\w+)"\)', main))
+    assert not (ROOT / "calibdash" / "app" / "pages").exists() and not (ROOT / "pages").exists()
+    assert sorted(p.name for p in ROOT.glob("*.py")) == ["app.py"]
 
 
 def test_without_streamlit_one_line_says_how_to_install_it(monkeypatch, capsys):

@@ -4,8 +4,14 @@ interfaces, and its import graph has no cycle."""
 from __future__ import annotations
 
 import ast
+import os
+import shutil
+import site
 import subprocess
 import sys
+import time
+import urllib.request
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -77,9 +83,17 @@ def private_uses(path, modules):
     return found
 
 
+def test_the_checks_below_see_the_dashboard():
+    # it is in the package: its modules, entry script and page scripts, and the imports between them
+    modules = package_modules()
+    assert {"calibdash.app.session", "calibdash.app.main", "calibdash.app.app_pages.compare"} <= set(modules)
+    imported = {module for _, module, _, _ in imports_of(modules["calibdash.app.app_pages.compare"], modules)}
+    assert {"calibdash.app.data", "calibdash.app.runs"} <= imported, imported
+
+
 def test_no_module_uses_another_modules_private_names():
     modules = package_modules()
-    users = list(modules.values()) + [ROOT / "app.py", *sorted(ROOT.glob("ui*.py"))] + sorted((ROOT / "app_pages").glob("*.py"))
+    users = list(modules.values()) + [ROOT / "app.py"]
     found = [use for path in users for use in private_uses(path, modules)]
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
@@ -152,6 +166,24 @@ def test_the_checks_above_can_fail(tmp_path):
             assert "calibdash.a.x -> calibdash.a.y -> calibdash.b -> calibdash.b.p -> calibdash.a.x" in str(e), str(e)
         else:
             raise AssertionError("the cycle through a package's __init__ was not found")
+        # and inside the dashboard, its page scripts included: a page reading a module's underscore name,
+        # and a cycle between two of its modules
+        (pkg / "app" / "app_pages").mkdir(parents=True)
+        (pkg / "app" / "__init__.py").write_text("")
+        (pkg / "app" / "app_pages" / "__init__.py").write_text("")
+        (pkg / "app" / "data.py").write_text("from calibdash.app import runs\n_demo = 1\n")
+        (pkg / "app" / "runs.py").write_text("from calibdash.app.data import _demo\n")
+        (pkg / "app" / "app_pages" / "compare.py").write_text("from calibdash.app import data\ndata._demo\n")
+        modules = package_modules()
+        assert private_uses(pkg / "app" / "runs.py", modules) == ["calibdash/app/runs.py:1 imports calibdash.app.data._demo"]
+        assert private_uses(pkg / "app" / "app_pages" / "compare.py", modules) == [
+            "calibdash/app/app_pages/compare.py:2 reads calibdash.app.data._demo"]
+        try:
+            test_the_import_graph_has_no_cycle()
+        except AssertionError as e:
+            assert "calibdash.app.data -> calibdash.app.runs -> calibdash.app.data" in str(e), str(e)
+        else:
+            raise AssertionError("the cycle in calibdash.app was not found")
     finally:
         ROOT, PACKAGE = old
 
@@ -208,11 +240,15 @@ def test_settings_are_keyword_only():
         assert all(p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY, p.VAR_KEYWORD) for p in params), name
 
 
+# Scripts that Streamlit runs and nothing imports: the dashboard's pages.
+SCRIPTS = "calibdash.app.app_pages."
+
+
 @pytest.mark.slow
 def test_every_module_imports_on_its_own():
     # A cycle through a package's __init__ shows only when a module is the first one imported.
     failures = []
-    for name in sorted(package_modules()):
+    for name in sorted(n for n in package_modules() if not n.startswith(SCRIPTS)):
         out = subprocess.run([sys.executable, "-c", f"import {name}"], cwd=ROOT, capture_output=True, text=True)
         if out.returncode:
             failures.append(f"{name}: {out.stderr.strip().splitlines()[-1]}")
@@ -230,56 +266,119 @@ def test_the_tests_mirror_the_package():
     # tests and the pinned numbers have folders of their own
     subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
+    assert folders - subpackages <= {"e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
-    # at the top: the top-level modules' tests (cli, jobs) and the package-wide ones
-    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_jobs.py", "test_package.py",
-                     "test_pinned.py", "test_contributing.py", "test_hardening.py"}, loose
+    # at the top: the top-level modules' tests (cli) and the package-wide ones
+    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_package.py",
+                     "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py"}, loose
 
 
-@pytest.mark.slow
-def test_the_wheel_installs_only_the_package_and_the_app_files(tmp_path):
-    # `pip install .` as a user runs it (an isolated build, from a copy so the checkout stays clean);
-    # the dependencies are those of this environment
-    import shutil
-
-    wheels, target, source = tmp_path / "wheels", tmp_path / "site", tmp_path / "source"
-    ignore = shutil.ignore_patterns("__pycache__", "*.egg-info")
-    for name in ("calibdash", "app_pages"):
-        shutil.copytree(ROOT / name, source / name, ignore=ignore)
-    for name in ("pyproject.toml", "README.md", "app.py", *(p.name for p in ROOT.glob("ui*.py"))):
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """The wheel `pip wheel` builds, as a user builds it (an isolated build, from a copy so the
+    checkout stays clean, without the dependencies)."""
+    tmp = tmp_path_factory.mktemp("wheel")
+    source, wheels = tmp / "source", tmp / "wheels"
+    shutil.copytree(ROOT / "calibdash", source / "calibdash", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for name in ("pyproject.toml", "README.md", "app.py"):
         shutil.copy(ROOT / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
                            capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stderr[-3000:]
-    (wheel,) = wheels.glob("calibdash-*.whl")
-    import zipfile
+    (built,) = wheels.glob("calibdash-*.whl")
+    return built
 
+
+@pytest.mark.slow
+def test_the_wheel_holds_the_package_and_the_app_and_no_data_files(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
-    assert {t for t in tops if not t.endswith((".dist-info", ".data"))} == {"calibdash"}, tops
-    data = {n.split(".data/data/")[1] for n in names if ".data/data/" in n}
-    assert {"share/calibdash/app.py", "share/calibdash/ui.py", "share/calibdash/ui_clinical.py",
-            "share/calibdash/app_pages/data.py", "share/calibdash/app_pages/validate.py"} <= data, data
+    assert not [n for n in names if ".data/" in n], "the wheel installs files outside site-packages"
+    assert {t for t in tops if not t.endswith(".dist-info")} == {"calibdash"}, tops  # not the checkout's app.py
+    pages = {f"calibdash/app/app_pages/{p.name}" for p in (PACKAGE / "app" / "app_pages").glob("*.py")}
+    assert {"calibdash/app/__init__.py", "calibdash/app/main.py", "calibdash/app/session.py",
+            "calibdash/app/jobs.py", "calibdash/app/app_pages/results.py", *pages} <= set(names)
+
+
+def served_script(pid):
+    """The script a ``streamlit run`` process ``pid`` serves, from its command line (Linux's /proc)."""
+    argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    return Path(argv[argv.index("run") + 1])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="reads the server's command line in /proc")
+def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
+    # installed outside the checkout, run from elsewhere: the checkout is not importable, the
+    # dependencies are those of this environment (its site-packages)
+    from tests.e2e.browser import free_port
+
+    target, work = tmp_path / "site", tmp_path / "work"
+    work.mkdir()
     install = subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--target", str(target), str(wheel)],
                              capture_output=True, text=True, timeout=600)
     assert install.returncode == 0, install.stderr[-3000:]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(target), *site.getsitepackages()]),
+           "CALIBDASH_CACHE_DIR": str(tmp_path / "cache")}
     code = ("import sys, calibdash; print(calibdash.__file__); "
             "print(sorted(m for m in ('plotly', 'streamlit') if m in sys.modules)); "
-            "from calibdash.cli import main; main(['--help'])")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                         env={**__import__("os").environ, "PYTHONPATH": str(target)})
+            "from calibdash.cli import find_app, main; print(find_app()); main(['--help'])")
+    out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, env=env)
     lines = out.stdout.splitlines()
     assert lines[0].startswith(str(target)) and lines[1] == "[]", out.stdout + out.stderr
+    assert lines[2] == str(target / "calibdash" / "app" / "main.py"), lines[2]
     assert "evaluate" in out.stdout and "rerun" in out.stdout and " app " in out.stdout.replace("\n", " ")
+
+    # the installed entry script finds its installed pages (st.Page's paths): AppTest runs it and opens a page
+    code = ("from streamlit.testing.v1 import AppTest; from calibdash.cli import find_app; "
+            "at = AppTest.from_file(str(find_app()), default_timeout=120).run(); assert not at.exception, at.exception; "
+            "at.switch_page('app_pages/data.py').run(); assert not at.exception, at.exception; print(at.title[0].value)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, env=env, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip().splitlines()[-1] == "Data", out.stdout[-2000:] + out.stderr[-3000:]
+
+    # `calibdash app` serves it: Streamlit's health check answers, and the script served is the installed one
+    port = free_port()
+    log = tmp_path / "app.log"
+    with open(log, "w") as f:
+        server = subprocess.Popen([sys.executable, "-m", "calibdash", "app", "--port", str(port)], cwd=work, env=env,
+                                  stdout=f, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
+                    if r.read().decode().strip() == "ok":
+                        break
+            except OSError:
+                pass
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+            time.sleep(0.3)
+        # `calibdash app` became the streamlit server (os.execv): same process, its script in <target>
+        assert served_script(server.pid) == target / "calibdash" / "app" / "main.py", log.read_text()[-3000:]
+    finally:
+        server.terminate()
+        try:
+            server.wait(15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def imports_streamlit(path):
+    """Whether the module at ``path`` imports streamlit (at any depth)."""
+    return any(isinstance(node, ast.Import) and any(a.name.split(".")[0] == "streamlit" for a in node.names)
+               or isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").split(".")[0] == "streamlit"
+               for node in ast.walk(ast.parse(path.read_text())))
 
 
 def test_every_module_is_in_the_api_reference():
     missing = []
-    for name in package_modules():
+    for name, path in package_modules().items():
         parts = name.split(".")
         if len(parts) != 3 or parts[-1].startswith("_"):
             continue  # the package itself, the subpackages (their pages) and private modules
+        if imports_streamlit(path):
+            continue  # the dashboard's widgets and state: the API reference is built without streamlit
         page = ROOT / "docs" / "api" / f"{parts[1]}.rst"
         listed = page.exists() and any(line.strip() == parts[2] for line in page.read_text().splitlines())
         if not listed:
@@ -316,3 +415,4 @@ def test_requirements_are_what_the_tests_run_with():
     assert (ROOT / "requirements.txt").read_text() == expected, (
         "requirements.txt differs from this venv's versions of the app's dependency set: "
         "reinstall with `make test` (it installs the pins) or, after changing a dependency, run `make lock`")
+    assert imports_streamlit(PACKAGE / "app" / "session.py") and not imports_streamlit(PACKAGE / "app" / "jobs.py")

@@ -79,6 +79,7 @@ from calibdash.clinical.logistic import (
 )
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
 from calibdash.errors import ConfigError, InputError
+from calibdash.predictions import Predictions
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
@@ -384,8 +385,6 @@ def _check_outcomes(y):
 
 def _blocks(p, y, positive):
     """Split the input into binary blocks; returns (blocks, class names, groups, source name)."""
-    from calibdash.io.loading import Predictions
-
     if isinstance(p, Predictions):
         if y is not None:
             raise InputError("Give either a Predictions object or (p, y), not both.")
@@ -438,8 +437,6 @@ def _class_index(names, positive):
 
 def _group_labels(groups, p, n):
     """The group of each row as str (None when missing) and the column's name."""
-    from calibdash.io.loading import Predictions
-
     if groups is None:
         return None, None
     if isinstance(groups, str):

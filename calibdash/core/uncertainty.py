@@ -26,7 +26,7 @@ What this does not include: the choice of the estimator and of its hyperparamete
 risk picks them on the optimisation set, which the jackknife refits do not repeat), and an
 estimator's bias, which no standard error measures. The verdict handles the first by
 reporting the range of the estimators the risk cannot tell apart
-(:func:`calibdash.display.verdict.verdict`); the coverage study in ``docs/results.md`` measures the
+(:func:`calibdash.evaluation.verdict.judge`); the coverage study in ``docs/results.md`` measures the
 second.
 """
 

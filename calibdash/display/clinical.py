@@ -19,8 +19,8 @@ percentage point), as in the verdicts; net benefit is in true positives per pati
 interventions avoided are per 100 patients.
 
 Class, group and centre names are the user's: figures take them through
-:func:`calibdash.display.text.plot_text`; sentences and tables return them as plain text,
-to be escaped (HTML) or marked (:func:`calibdash.display.text.code`) where they are shown.
+:func:`calibdash.text.plot_text`; sentences and tables return them as plain text,
+to be escaped (HTML) or marked (:func:`calibdash.text.code`) where they are shown.
 Nothing here imports Streamlit.
 """
 
@@ -50,8 +50,8 @@ from calibdash.clinical.verdicts import (  # noqa: F401  (re-exported: the displ
     useful_thresholds,
 )
 from calibdash.display.plots import BASE, BEST, LINE, RECAL, auto_margins, subplot_spacing
-from calibdash.display.text import plot_text
 from calibdash.errors import ConfigError
+from calibdash.text import plot_text
 
 __all__ = ["LEVELS", "DIGITS", "FOREST_METRICS", "REFERENCE_VALUES", "UNITS", "NET_BENEFIT_THRESHOLDS",
            "CALIBRATION_ERROR_HEADER", "CALIBRATION_ERROR_HELP", "TAU2_HEADER", "hierarchy_verdicts", "metrics_table",

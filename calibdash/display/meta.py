@@ -4,7 +4,7 @@ prediction interval (:mod:`calibdash.clinical.meta`).
 One row per centre (its estimate and the interval the meta-analysis sees), a diamond for the
 random-effects estimate spanning its Hartung-Knapp interval and, under it, a bar for the
 prediction interval: where a new centre's value is expected. Centre names are the user's
-and reach the figure through :func:`calibdash.display.text.plot_text`. Nothing here imports
+and reach the figure through :func:`calibdash.text.plot_text`. Nothing here imports
 Streamlit.
 """
 
@@ -16,8 +16,8 @@ import plotly.graph_objects as go
 from calibdash.clinical.meta import META_METRICS
 from calibdash.display.clinical import format_metric, interval_text
 from calibdash.display.plots import BASE, BEST, LINE, RECAL, auto_margins
-from calibdash.display.text import plot_text
 from calibdash.errors import ConfigError, InputError
+from calibdash.text import plot_text
 
 __all__ = ["IDEAL_VALUES", "pooled_forest_figure"]
 

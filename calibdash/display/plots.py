@@ -2,7 +2,7 @@
 
 plotly renders a subset of HTML (links among it) in titles, axis labels, legends, category
 labels and hover texts, so every name that comes from the user's data (class names, model
-names) goes into a figure through :func:`calibdash.display.text.plot_text`, and shows as typed.
+names) goes into a figure through :func:`calibdash.text.plot_text`, and shows as typed.
 """
 
 from __future__ import annotations
@@ -13,9 +13,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from calibdash.display.text import plot_text
 from calibdash.errors import InputError
 from calibdash.estimators.registry import REGISTRY, parameter
+from calibdash.evaluation.verdict import judge
+from calibdash.text import plot_text
 
 BEST = "#d62728"
 BASE = "#7f7f7f"
@@ -275,8 +276,6 @@ def forest_plot(result):
     verdict's interval (the union of the tied estimators' intervals, from 0 when h = 0 is
     tied), and the dashed line marks 0, perfect calibration.
     """
-    from calibdash.display.verdict import verdict
-
     s = result.summary.sort_values("val_risk", ascending=False)
     best = result.best["estimator"]
     est = 100 * s["estimate"].to_numpy()
@@ -285,9 +284,9 @@ def forest_plot(result):
     colors = [BEST if e == best else (TIED if t else BASE) for e, t in zip(s["estimator"], tied)]
     status = ["lowest risk" if e == best else ("tied with the best" if t else "measurably worse risk")
               for e, t in zip(s["estimator"], tied)]
-    v = verdict(result)
+    j = judge(result)
     fig = go.Figure()
-    fig.add_vrect(x0=v.low_pp, x1=v.high_pp, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
+    fig.add_vrect(x0=100 * j.low, x1=100 * j.high, fillcolor="rgba(214,39,40,0.10)", line_width=0, layer="below")
     fig.add_trace(go.Scatter(
         x=est, y=s["estimator"], mode="markers", marker=dict(color=colors, size=MARKER_PX),
         error_x=interval_bars(high - est, est - low),

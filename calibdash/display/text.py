@@ -1,203 +1,26 @@
-"""Text from users' files, shown as text: never as markdown, LaTeX, a link or an image.
+"""Re-exports :mod:`calibdash.text` for compatibility: text from users' files shown as text.
 
-Streamlit renders nearly every string it shows (``st.markdown``, ``st.warning``, ``st.error``,
-``st.info``, ``st.caption``, headers, widget labels, radio options, progress texts) as
-GitHub-flavoured markdown with LaTeX, colour directives, shortcodes (``:material/...:``,
-``:streamlit:``, emoji) and autolinks of bare URLs; plotly renders a subset of HTML, links
-included, in titles, axis labels, legends and hover texts. A class name, column name, file
-name, model name or cell value placed there can make the page fetch remote content or show
-convincing fake links to whoever opens a shared file. Two kinds of text therefore reach the
-screen, and each has one way there:
-
-* **text a user supplied** goes through :func:`code`: an inline code span, which markdown
-  shows character for character (no escape sequence, shortcode, formula or autolink is
-  interpreted inside it), and which tells the reader that these are the file's own words;
-* **calibdash's own prose** that is not meant as markdown (messages of the loader and of
-  exceptions) goes through :func:`escape_markdown`, which backslash-escapes every character
-  markdown or LaTeX acts on and breaks, with an invisible word joiner (U+2060), the
-  patterns Streamlit rewrites after parsing (autolinks, shortcodes, typographic arrows), so
-  that user text that reached a message unmarked is still shown as text.
-
-The loader's messages keep their wording and mark the user text in them: :func:`user` wraps
-a string in a :class:`UserText`, a ``str`` that f-strings (``{x}`` and ``{x!r}``) write
-between two private-use marker characters. :class:`~calibdash.errors.InputError` and
-:class:`~calibdash.errors.LoadWarning` split their message at the markers: ``str()`` is the
-plain message the command line and Python users always saw, and ``.parts`` the
-``(text, is_user)`` pieces from which :func:`markdown` builds the app's display text. The
-markers never leave a message: the loader's other outputs (:class:`~calibdash.Predictions`'
-``source_name`` and ``class_names``) are plain strings.
-
-For plotly, :func:`plot_text` escapes the HTML plotly would act on, the ``$`` of its LaTeX
-and the ``%`` of its hover templates; plotly decodes the entities back to the characters.
-
-The options of a selectbox or multiselect are plain text in Streamlit and take names as they
-are (escaped they would show their backslashes); radio options are markdown, and none shows
-user text. ``st.dataframe`` cells and Vega-Lite charts draw text, not markup.
-tests/e2e/test_hostile_browser.py checks all of this in chromium.
-
-Nothing here imports Streamlit or plotly.
+The module moved to the ground floor of the package (beside :mod:`calibdash.errors`, whose
+messages it marks) so that the exceptions no longer import :mod:`calibdash.display`. Code
+that imports ``calibdash.display.text`` keeps working; new code imports :mod:`calibdash.text`.
 """
 
 from __future__ import annotations
 
-import html
-import re
+from calibdash.text import (
+    CLOSE,
+    JOINER,
+    OPEN,
+    UserText,
+    code,
+    escape_markdown,
+    markdown,
+    plot_text,
+    quoted,
+    split_marked,
+    strip_marks,
+    user,
+)
 
 __all__ = ["OPEN", "CLOSE", "JOINER", "UserText", "user", "quoted", "strip_marks", "split_marked", "code", "escape_markdown",
            "markdown", "plot_text"]
-
-# Private-use characters: no file name or label carries them by accident, and user() drops
-# any that a user's text does carry. (Either way both kinds of piece are shown as text.)
-OPEN, CLOSE = "\ue000", "\ue001"
-_MARKS = re.compile(f"[{OPEN}{CLOSE}]")
-_MARKED = re.compile(f"{OPEN}(.*?){CLOSE}", re.DOTALL)
-
-
-class UserText(str):
-    """A string from a user's file (or a caller's argument) in a message being built.
-
-    Compares, hashes and slices as the plain string. Formatted by an f-string (``{x}``,
-    ``{x:...}``) or by ``repr`` (``{x!r}``, ``repr(list_of_them)``) it comes out between
-    the markers, so that the message remembers which of its words were the user's;
-    ``str(x)`` and concatenation give plain strings.
-    """
-
-    __slots__ = ()
-
-    def __format__(self, spec):
-        return f"{OPEN}{format(str(self), spec)}{CLOSE}"
-
-    def __repr__(self):
-        return f"{OPEN}{str.__repr__(str(self))}{CLOSE}"
-
-
-def user(text):
-    """Mark ``text`` (any object, shown by its ``str``) as supplied by a user.
-
-    Marker characters inside ``text`` are dropped: the whole is the user's, and a user's
-    own text cannot open or close a mark.
-    """
-    if isinstance(text, UserText):
-        return text
-    return UserText(strip_marks(text))
-
-
-def quoted(value):
-    """``repr(value)``, marked as user text when ``value`` is a string (a number stays prose)."""
-    return repr(user(value)) if isinstance(value, str) else repr(value)
-
-
-def strip_marks(text):
-    """``text`` without the markers of user text."""
-    return _MARKS.sub("", str(text))
-
-
-def split_marked(text):
-    """The ``(text, is_user)`` pieces of a message built with :func:`user`; empty pieces dropped."""
-    text = str(text)
-    parts, pos = [], 0
-    for m in _MARKED.finditer(text):
-        if m.start() > pos:
-            parts.append((strip_marks(text[pos:m.start()]), False))
-        if m.group(1):
-            parts.append((strip_marks(m.group(1)), True))
-        pos = m.end()
-    if pos < len(text):
-        parts.append((strip_marks(text[pos:]), False))
-    return [(t, u) for t, u in parts if t]
-
-
-# -- Streamlit markdown --------------------------------------------------------------------
-# Everything markdown (CommonMark + GFM), LaTeX ($) and Streamlit's directives (:) act on;
-# ASCII punctuation, so CommonMark's backslash escape applies to each. Quotes, =, /, ?, %, @
-# and the like stay as they are: nothing is made of them once these are escaped.
-_ACTIVE = re.compile(r"([\\`*_{}\[\]()#+\-.!|~<>$:&])")
-_NEWLINES = re.compile(r"\r\n|\r|\n")
-JOINER = "\u2060"  # WORD JOINER: invisible, no line break, not a word character or space
-# Rewrites Streamlit applies to the parsed text, where a backslash escape no longer shows:
-# GFM autolinks of bare URLs (http://..., www.) and e-mail addresses, the shortcodes
-# :name: (emoji, :streamlit:, :material/...:) and the typographic arrows -> <- <-> -- >= <= ~=
-# between spaces. A joiner inside each trigger breaks the pattern and shows nothing.
-_DEFUSE = re.compile(
-    r"(?<=:)(?=[\w+\-/])"                          # after the colon of a shortcode or a URL scheme
-    r"|(?i:(?<=www))(?=\.)"                         # www.
-    r"|(?=@)"                                       # e-mail addresses
-    r"|(?:(?<=^[<>~-])|(?<=\s[<>~-]))(?=(?:->|-|=|>)(?:\s|$))"  # inside an arrow between spaces
-)
-
-
-def escape_markdown(text):
-    """``text`` as Streamlit markdown that displays ``text`` itself, on one line.
-
-    Every character markdown, LaTeX or Streamlit's directives act on is backslash-escaped;
-    autolinks, shortcodes and typographic arrows are broken by an invisible word joiner
-    (U+2060); line breaks become spaces. Letters, digits, spaces and other characters are
-    unchanged. Meant for prose; user text goes through :func:`code`.
-    """
-    text = _NEWLINES.sub(" ", str(text))
-    return _ACTIVE.sub(r"\\\1", _DEFUSE.sub(JOINER, text))
-
-
-def code(text):
-    """``text`` as a markdown inline code span: shown character for character, in a code font.
-
-    Line breaks become spaces (a code span cannot hold a paragraph break). The fence is
-    longer than any run of backticks inside, and padded with a space where the text starts
-    or ends with a backtick or a space (markdown strips one space from each side). Streamlit
-    rewrites ``:material/`` to ``:material_`` everywhere in the source, code spans included,
-    so at each occurrence the colon is written outside the span.
-    """
-    text = _NEWLINES.sub(" ", str(text))
-    if not text:
-        return ""
-    pieces = re.split(r"(?<=:)(?=material/)", text)
-    if len(pieces) > 1:
-        out = []
-        for i, piece in enumerate(pieces):
-            last = i == len(pieces) - 1
-            body = piece if last else piece[:-1]
-            out.append(_span(body) + ("" if last else "\\:"))
-        return "".join(out)
-    return _span(text)
-
-
-def _span(text):
-    if not text:
-        return ""
-    runs = re.findall(r"`+", text)
-    fence = "`" * (max(map(len, runs)) + 1 if runs else 1)
-    pad = " " if text.strip(" ") and (text[0] in "` " or text[-1] in "` ") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def markdown(*pieces):
-    """Streamlit markdown showing ``pieces`` one after another, each literally.
-
-    A piece with ``.parts`` (:class:`~calibdash.errors.InputError`,
-    :class:`~calibdash.errors.LoadWarning`) or a string with marks is shown with its user
-    text as code and the rest escaped; a :class:`UserText` as code; anything else (any
-    exception or string) by its ``str``, escaped.
-    """
-    out = []
-    for piece in pieces:
-        if isinstance(piece, UserText):
-            out.append(code(piece))
-            continue
-        parts = getattr(piece, "parts", None)
-        if parts is None:
-            parts = split_marked(str(piece))
-        out.extend(code(t) if is_user else escape_markdown(t) for t, is_user in parts)
-    return "".join(out)
-
-
-# -- plotly --------------------------------------------------------------------------------
-def plot_text(text):
-    """``text`` for a plotly title, axis label, legend entry, category or hover template.
-
-    plotly reads a subset of HTML in its text (``<a href>``, ``<b>``, ``<br>``...), LaTeX
-    between ``$`` (when MathJax is on the page) and ``%{...}`` in hover templates; ``&``, ``<``
-    and ``>`` become entities and ``$`` and ``%`` numeric references, which plotly displays as
-    the characters (it decodes numeric references and only a few named ones, so quotes are
-    left as they are: without a ``<`` they make no tag).
-    """
-    return html.escape(str(text), quote=False).replace("$", "&#36;").replace("%", "&#37;")

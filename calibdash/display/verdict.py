@@ -1,25 +1,25 @@
 """A plain-language verdict on an evaluation, for readers who are not specialists.
 
 The verdict reports what the data support, not one number chosen among several that the
-data cannot tell apart:
+data cannot tell apart. What they support is judged in :mod:`calibdash.evaluation.verdict`
+(:func:`~calibdash.evaluation.verdict.judge`): the estimators the risk cannot tell apart
+from the best (*tied*), the union of their 95% intervals, whether they disagree, and
+whether h = 0 ("perfectly calibrated") is among them. This module words that judgment:
 
-* The estimators whose paired fold risks are not significantly worse than the best one's
-  are *tied* (:func:`calibdash.core.uncertainty.paired_risks`). The verdict's interval is the
-  union of the tied estimators' 95% intervals, so it covers the true error whenever any
-  tied estimator's interval does.
-* When the tied estimators' intervals do not all overlap, the headline says so and gives
+* the headline gives the best estimator's figure and the union interval;
+* when the tied estimators' intervals do not all overlap, the headline says so and gives
   the range of their estimates ("between 6 and 13 points: these estimators fit the data
-  equally well and disagree").
-* When the trivial estimator h = 0 ("perfectly calibrated") is tied with the best, the
-  data do not show any miscalibration, and the interval starts at 0.
+  equally well and disagree");
+* when h = 0 is tied with the best, the data do not show any miscalibration, and the
+  interval starts at 0.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from calibdash.core.uncertainty import REFERENCE
 from calibdash.display.reliability import FIFTEEN_BIN_NAMES
+from calibdash.evaluation.verdict import judge
 
 _NOTION_WORDS = {
     "top-label": "how far the model's confidence in its predicted class is from how often that class is right",
@@ -107,21 +107,14 @@ def verdict(result):
     -------
     Verdict
     """
-    s = result.summary
     notion = result.config.get("call", {}).get("notion", "?")
     best = result.best
-    est = 100 * float(best["estimate"])
-    tied = s[s["tied"]] if "tied" in s else s[s["estimator"] == best["estimator"]]
-    ref = result.reference
-    ref_tied = bool(ref is not None and ref["tied"])
-    low = 100 * float(tied["ci_low"].min())
-    high = 100 * float(tied["ci_high"].max())
-    if ref_tied:
-        low = 0.0
-    lo_est, hi_est = 100 * float(tied["estimate"].min()), 100 * float(tied["estimate"].max())
-    # The tied estimators disagree when some two of their intervals do not overlap.
-    disagree = len(tied) > 1 and float(tied["ci_low"].max()) > float(tied["ci_high"].min())
-    excludes_zero = low > 0
+    j = judge(result)
+    est = 100 * j.estimate
+    low, high = 100 * j.low, 100 * j.high
+    lo_est, hi_est = 100 * j.range[0], 100 * j.range[1]
+    ref_tied, disagree, excludes_zero = j.reference_tied, j.disagree, j.excludes_zero
+    tied = list(j.tied_estimators)
     interval = f"95% interval {low:.2f} to {high:.2f}"
     if ref_tied:
         headline = (
@@ -149,7 +142,7 @@ def verdict(result):
         )
     else:
         details.append(
-            f"The risk cannot tell {_names(tied['estimator'])} apart (paired over the {k} validation folds, none is "
+            f"The risk cannot tell {_names(tied)} apart (paired over the {k} validation folds, none is "
             f"measurably worse than the best, **{best['estimator']}**); their estimates range from {lo_est:.2f} to "
             f"{hi_est:.2f} points, and the interval above covers all of their intervals."
         )
@@ -158,26 +151,24 @@ def verdict(result):
                 "Their intervals do not overlap: they smooth the data differently and the data cannot say which "
                 "smoothing is right. Read the figure as this range, not as one number; more data would narrow it."
             )
-    if ref is not None:
+    if j.shows_miscalibration is not None:
         if ref_tied:
             details.append(
                 "The trivial estimator h = 0, which says the model is perfectly calibrated, is not measurably worse than "
                 "the best estimator: absence of evidence is not proof of calibration."
             )
         else:
-            z = ref["risk_diff"] / ref["risk_diff_se"] if ref["risk_diff_se"] > 0 else float("inf")
             details.append(
                 f"The best estimator predicts held-out calibration gaps better than h = 0 (\"perfectly calibrated\") "
-                f"by {z:.1f} paired standard errors: the data show miscalibration."
+                f"by {j.reference_z:.1f} paired standard errors: the data show miscalibration."
             )
-    baseline = s[s["estimator"] == "15-bins"]
-    if len(baseline) and best["estimator"] != "15-bins":
-        b = baseline.iloc[0]
-        b_est, b_lo, b_hi = 100 * float(b["estimate"]), 100 * float(b["ci_low"]), 100 * float(b["ci_high"])
+    b = j.baseline
+    if b is not None:
+        b_est, b_lo, b_hi = 100 * b.estimate, 100 * b.low, 100 * b.high
         text = f"The {FIFTEEN_BIN_NAMES['estimator']} is {b_est:.2f} points (95% interval {b_lo:.2f} to {b_hi:.2f})"
-        if bool(b.get("tied", False)):
+        if b.standing == "tied":
             details.append(text + ", and the risk cannot tell it apart from the best estimator.")
-        elif b_hi < low or b_lo > high:
+        elif b.standing == "outside":
             details.append(text + ": outside the interval above, and the risk ranks it measurably worse, so the usual "
                                   "binned figure would mislead here.")
         else:
@@ -205,7 +196,7 @@ def verdict(result):
         "(the measured coverage is in the documentation's results)."
     )
     return Verdict(
-        estimator=str(best["estimator"]),
+        estimator=j.estimator,
         notion=notion,
         estimate_pp=est,
         low_pp=low,
@@ -215,10 +206,10 @@ def verdict(result):
         details=details,
         warnings=list(result.warnings),
         grid_edges=list(result.grid_edges),
-        tied=list(tied["estimator"]) + ([REFERENCE] if ref_tied else []),
-        disagree=bool(disagree),
+        tied=j.tied,
+        disagree=disagree,
         range_pp=(lo_est, hi_est),
-        shows_miscalibration=None if ref is None else not ref_tied,
+        shows_miscalibration=j.shows_miscalibration,
     )
 
 

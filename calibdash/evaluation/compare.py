@@ -34,12 +34,12 @@ from scipy.stats import t as student_t
 
 from calibdash.core.notions import check_notion, validate
 from calibdash.core.uncertainty import check_level, holdout_error
-from calibdash.display.text import quoted
 from calibdash.errors import InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS
 from calibdash.evaluation.pipeline import evaluate
-from calibdash.io.loading import Predictions
 from calibdash.metrics.variational import row_losses
+from calibdash.predictions import Predictions
+from calibdash.text import quoted
 
 # The comparison and the lab use only the risk-tuned estimators: the literature's (ECE,
 # SKCE with its bootstrap test, variational), which the pipeline runs by default beside

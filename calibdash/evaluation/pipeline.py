@@ -35,8 +35,8 @@ from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
 from calibdash.evaluation.config import EvaluationConfig, check_split, combinations
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
-from calibdash.io.loading import Predictions, canonical_sha256
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
+from calibdash.predictions import Predictions, canonical_sha256
 
 # Estimators of one registry task group are fitted in one task per fold (the kernel ridge
 # pair shares its eigenbasis, the kernel density estimator is costly alone, the

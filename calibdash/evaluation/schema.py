@@ -22,8 +22,8 @@ import numpy as np
 
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import InputError
-from calibdash.io.loading import KINDS, LOAD_OPTIONS
 from calibdash.limits import FOLDS, GRID_VALUES, RESULT_BYTES, RESULT_DEPTH, TABLE_COLUMNS
+from calibdash.predictions import KINDS, LOAD_OPTIONS
 
 __all__ = ["parse_json", "check_file", "CALL_KEYS", "INPUT_KEYS", "FRAME_DTYPES"]
 

@@ -13,7 +13,7 @@ Safety rules kept here:
   memory budget *before* any array is allocated, so a 100-byte file that declares a
   terabyte array is refused rather than attempted;
 * text from the source (its name, column names, array keys, cell values) is marked with
-  :func:`calibdash.display.text.user` where it enters a message, so that the app shows it
+  :func:`calibdash.text.user` where it enters a message, so that the app shows it
   literally: a source's display name and its column names are marked when they are read,
   and every f-string that quotes them carries the mark.
 """
@@ -32,9 +32,9 @@ from pathlib import Path
 
 import numpy as np
 
-from calibdash.display.text import quoted, user
 from calibdash.errors import InputError, LoadNote, LoadWarning
 from calibdash.limits import TABLE_COLUMNS
+from calibdash.text import quoted, user
 
 __all__ = [
     "LABEL_COLUMN_NAMES",

@@ -397,8 +397,8 @@ def summarise_estimates(df):
 
 def _coverage_draw(scenario, n, r, random_state, notions, truths):
     """One fresh draw of the coverage study: every notion's ranked estimators and verdict."""
-    from calibdash.display.verdict import verdict
     from calibdash.evaluation.pipeline import evaluate_notions
+    from calibdash.evaluation.verdict import judge
 
     sim = scenario.sample(n, _seed(random_state, n, r))
     results = evaluate_notions(sim.probs, sim.labels, notions=notions, random_state=r, n_jobs=1, keep_models=False,
@@ -406,15 +406,15 @@ def _coverage_draw(scenario, n, r, random_state, notions, truths):
     rows = []
     for notion, res in results.items():
         truth = truths[notion]
-        v = verdict(res)
+        j = judge(res)
         best = res.best["estimator"]
         for row in res.summary.itertuples():
             rows.append({"n": n, "draw": r, "notion": notion, "estimator": row.estimator, "estimate": row.estimate,
                          "ci_low": row.ci_low, "ci_high": row.ci_high, "tied": bool(row.tied),
                          "best": row.estimator == best, "truth": truth})
-        rows.append({"n": n, "draw": r, "notion": notion, "estimator": VERDICT, "estimate": v.estimate_pp / 100,
-                     "ci_low": v.low_pp / 100, "ci_high": v.high_pp / 100, "tied": v.disagree,
-                     "best": bool(v.shows_miscalibration), "truth": truth})
+        rows.append({"n": n, "draw": r, "notion": notion, "estimator": VERDICT, "estimate": j.estimate,
+                     "ci_low": j.low, "ci_high": j.high, "tied": j.disagree,
+                     "best": bool(j.shows_miscalibration), "truth": truth})
     return rows
 
 
@@ -429,7 +429,7 @@ def coverage_study(scenario, *, ns=(1000, 5000), n_draws=100, notions=("top-labe
 
     Every draw evaluates the default ranked estimators of each notion (Algorithm 1 with
     the paired risk comparison) on a fresh sample, and records each estimator's estimate and
-    95% interval and the verdict's (:func:`calibdash.display.verdict.verdict`).
+    95% interval and the verdict's (:func:`calibdash.evaluation.verdict.judge`).
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-import ui
+from calibdash.app import data
 from calibdash.io.loading import Predictions
 
 from .conftest import no_exception
@@ -30,7 +30,7 @@ def clinical(n=1000, seed=0, percent=False, names=("p_malignant", "diagnosis", "
 def at():
     app = AppTest.from_file(APP, default_timeout=180).run()
     no_exception(app)
-    app.switch_page("app_pages/data.py").run()
+    app.switch_page("calibdash/app/app_pages/data.py").run()
     app.radio(key="source").set_value("upload").run()
     return app
 
@@ -51,8 +51,8 @@ def test_clinical_csv_is_mapped_by_guesses_and_kept_across_pages(at):
     at.multiselect(key="src__group_columns").set_value(["site"]).run()
     assert list(at.session_state["upload"].groups) == ["site"]
     assert at.session_state["upload"].sha256 == pred.sha256
-    at.switch_page("app_pages/evaluate.py").run()
-    at.switch_page("app_pages/data.py").run()
+    at.switch_page("calibdash/app/app_pages/evaluate.py").run()
+    at.switch_page("calibdash/app/app_pages/data.py").run()
     no_exception(at)
     assert at.multiselect(key="src__group_columns").value == ["site"]  # the mapping and the file survive
     assert "In use: `clinic.csv`" in [h.value for h in at.subheader]
@@ -65,7 +65,7 @@ def test_a_table_without_telling_names_is_mapped_with_the_controls(at):
     at.selectbox(key="src__label_column").set_value("dx").run()
     at.multiselect(key="src__prob_columns").set_value(["score"]).run()
     assert at.error and "**Positive class**" in at.error[0].value
-    assert at.selectbox(key="src__positive").options == [ui.GUESS_POSITIVE, "benign", "malignant"]
+    assert at.selectbox(key="src__positive").options == [data.GUESS_POSITIVE, "benign", "malignant"]
     at.selectbox(key="src__positive").set_value("malignant").run()
     no_exception(at)
     assert not at.error
@@ -97,7 +97,7 @@ def test_class_balance_is_in_class_order():
     rng = np.random.default_rng(0)
     pred = Predictions(probs=rng.dirichlet(np.ones(12), 100), labels=np.arange(100) % 12,
                        class_names=tuple(str(k) for k in range(12)), kind="probabilities")
-    table = ui.class_balance(pred)
+    table = data.class_balance(pred)
     assert list(table["class"].cat.categories) == [str(k) for k in range(12)] and table["class"].cat.ordered
 
 
@@ -112,7 +112,7 @@ def test_an_app_run_records_the_mapping_so_the_command_line_reruns_it(at, tmp_pa
     df = clinical(n=600, seed=4)
     upload(at, df)
     at.multiselect(key="src__group_columns").set_value(["site"]).run()
-    at.switch_page("app_pages/evaluate.py").run()
+    at.switch_page("calibdash/app/app_pages/evaluate.py").run()
     at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
     at.multiselect(key="cfg__est__top-label").set_value(["15-bins"]).run()
     at.button(key="run").click().run()

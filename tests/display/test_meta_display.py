@@ -9,8 +9,8 @@ from scipy import special
 
 from calibdash.clinical.meta import centre_estimates, pooled_table
 from calibdash.display.meta import IDEAL_VALUES, pooled_forest_figure
-from calibdash.display.text import plot_text
 from calibdash.errors import ConfigError, InputError
+from calibdash.text import plot_text
 from tests.hostile import HTML, LATEX
 
 

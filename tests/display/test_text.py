@@ -1,4 +1,4 @@
-"""calibdash.display.text: user text is shown as text, never as markdown, LaTeX, a link or an image.
+"""calibdash.text (re-exported as calibdash.display.text): user text is shown as text, never as markdown, LaTeX, a link or an image.
 
 How Streamlit itself renders the results is checked in the browser
 (tests/e2e/test_hostile_browser.py); here: what the helpers write, the marks the loader's
@@ -17,12 +17,12 @@ import pytest
 
 import calibdash as cd
 from calibdash import cli
+from calibdash import text as display
 from calibdash.display import plots
 from calibdash.display import reliability as rl
-from calibdash.display import text as display
-from calibdash.display.text import JOINER, code, escape_markdown, markdown, plot_text, split_marked, strip_marks, user
 from calibdash.errors import InputError, LoadWarning
 from calibdash.lab.simulation import dirichlet_simulation
+from calibdash.text import JOINER, code, escape_markdown, markdown, plot_text, split_marked, strip_marks, user
 
 from ..hostile import ALL, CELL, CLASSES, FILE_NAMES
 
@@ -78,6 +78,14 @@ def code_span_text(md):
         out.append(body)
         i += n + close.end()
     return "".join(out)
+
+
+def test_the_old_module_re_exports_every_name():
+    # calibdash.display.text was the module's home; code that imports it from there still works
+    from calibdash.display import text as old
+
+    assert old.__all__ == display.__all__
+    assert all(getattr(old, name) is getattr(display, name) for name in display.__all__)
 
 
 # -- escape_markdown --------------------------------------------------------------------

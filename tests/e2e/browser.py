@@ -129,7 +129,7 @@ class Watched:
         assert not problems, "\n".join(problems)
 
     def wait_jobs(self, timeout=240_000):
-        """Wait until no job of the session shows its progress (ui.job_progress), then for the rerun."""
+        """Wait until no job of the session shows its progress (calibdash.app.runs.job_progress), then for the rerun."""
         # The progress is drawn after the page: it is absent while a rerun draws the page.
         for _ in range(3):
             self.page.wait_for_function(

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import calibdash as cd
+from calibdash import text as display
 from calibdash.core.simplex import softmax
-from calibdash.display import text as display
 from calibdash.errors import LoadWarning
 from calibdash.io import loading
 
@@ -64,7 +64,7 @@ def assert_valid(p):
     assert p.kind in ("logits", "probabilities", "percent")
     assert p.sha256 == loading.canonical_sha256(p.probs, p.labels)
     assert isinstance(p.summary(), str)
-    # Marks of user text (calibdash.display.text) belong to messages: the data hold plain strings.
+    # Marks of user text (calibdash.text) belong to messages: the data hold plain strings.
     for text in (p.source_name, *p.class_names):
         assert type(text) is str and unmarked(text) == text
     for w in (*p.warnings, *p.notes):
@@ -72,7 +72,7 @@ def assert_valid(p):
 
 
 def unmarked(text):
-    """``text`` without calibdash.display.text's marker characters."""
+    """``text`` without calibdash.text's marker characters."""
     return display.strip_marks(text)
 
 
@@ -319,6 +319,20 @@ def test_predictions_are_immutable(dataset):
     q = pickle.loads(pickle.dumps(p))
     assert q.sha256 == p.sha256 and q.class_names == p.class_names and q.kind == p.kind
     assert not q.probs.flags.writeable and not q.labels.flags.writeable
+
+
+def test_predictions_are_defined_on_the_ground_floor_and_re_exported_by_the_loader(dataset):
+    from calibdash import predictions
+
+    assert all(getattr(loading, name) is getattr(predictions, name) for name in predictions.__all__)
+    assert cd.Predictions is predictions.Predictions and cd.Predictions.__module__ == "calibdash.predictions"
+    _, P, y = dataset
+    p = cd.load_predictions(P, y)
+    # a pickle made before the move names the class calibdash.io.loading.Predictions; it still loads
+    old = pickle.dumps(p, protocol=0)
+    assert b"ccalibdash.predictions\nPredictions\n" in old
+    q = pickle.loads(old.replace(b"ccalibdash.predictions\nPredictions\n", b"ccalibdash.io.loading\nPredictions\n"))
+    assert type(q) is predictions.Predictions and q.sha256 == p.sha256
 
 
 def test_upload_position_and_size_limits(tmp_path, dataset, monkeypatch):

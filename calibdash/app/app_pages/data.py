@@ -2,23 +2,23 @@
 
 import streamlit as st
 
-import ui
-import ui_clinical
+from calibdash.app import clinical, data
+from calibdash.app.help import HELP_SOURCE
 from calibdash.display.text import code, markdown, user
 
 st.title("Data")
-ui.data_choice_widgets()
+data.data_choice_widgets()
 st.radio(
-    "Data source", ["demo", "upload"], key="source", horizontal=True, on_change=ui.choose_data,
+    "Data source", ["demo", "upload"], key="source", horizontal=True, on_change=data.choose_data,
     format_func={"demo": "Built-in demo", "upload": "Upload my predictions"}.get,
     help="The demo sets are computed offline from scikit-learn's handwritten digits and the paper's simulation. "
     "Uploads stay in this browser session until you close it.",
 )
 if st.session_state["data_source"] == "demo":
-    st.selectbox("Demo set", ui.DEMO_CHOICES, key="demo_name", on_change=ui.choose_data,
+    st.selectbox("Demo set", data.DEMO_CHOICES, key="demo_name", on_change=data.choose_data,
                  help="Classifiers of very different calibration, and a clinical risk model with hospital sites "
                       "(for the Validate page).")
-    st.caption(ui.demo_description(st.session_state["data_demo"]))
+    st.caption(data.demo_description(st.session_state["data_demo"]))
 else:
     st.markdown(
         "Upload the model's **probabilities or logits** (rows = examples, one column per class) and the "
@@ -27,56 +27,56 @@ else:
     c1, c2 = st.columns(2)
     pred_file = c1.file_uploader(
         "Predictions", type=["npy", "npz", "csv", "tsv", "txt", "parquet"], key="upload_predictions",
-        on_change=ui.forget_upload, args=("predictions",),
+        on_change=data.forget_upload, args=("predictions",),
         help="NumPy .npy/.npz, CSV/TSV/text or Parquet. A .npz may hold both predictions and labels.",
     )
     labels_file = c2.file_uploader(
         "Labels (optional)", type=["npy", "npz", "csv", "tsv", "txt", "parquet"], key="upload_labels",
-        on_change=ui.forget_upload, args=("labels",),
+        on_change=data.forget_upload, args=("labels",),
         help="Only needed when the predictions file has no labels: integers 0..d-1 or class names, one per row.",
     )
-    ui.keep_upload("predictions", pred_file)
-    ui.keep_upload("labels", labels_file)
-    kept = ui.kept_uploads()
+    data.keep_upload("predictions", pred_file)
+    data.keep_upload("labels", labels_file)
+    kept = data.kept_uploads()
     for role, box in (("predictions", c1), ("labels", c2)):
         if role in kept and (pred_file if role == "predictions" else labels_file) is None:
             box.caption(markdown("Kept from earlier: ", user(kept[role][0])))
-    info, error = ui.inspect_upload()
+    info, error = data.inspect_upload()
     if error:
         st.error(error, icon=":material/error:")
     if info is not None:
         if info.table:
             st.markdown("**Columns:** " + ", ".join(code(c) for c in info.columns))
             m1, m2 = st.columns(2)
-            m1.selectbox("Label column", [None, *info.columns], key="src__label_column", help=ui.HELP_SOURCE["label_column"],
-                         format_func=lambda c: ui.NO_LABEL_COLUMN if c is None else c)
+            m1.selectbox("Label column", [None, *info.columns], key="src__label_column", help=HELP_SOURCE["label_column"],
+                         format_func=lambda c: data.NO_LABEL_COLUMN if c is None else c)
             m2.multiselect("Probability columns", list(info.columns), key="src__prob_columns",
-                           help=ui.HELP_SOURCE["prob_columns"])
+                           help=HELP_SOURCE["prob_columns"])
         m3, m4 = st.columns(2)
-        if ui.wants_positive(info):
-            m3.selectbox("Positive class", ui.positive_choices(info), key="src__positive", help=ui.HELP_SOURCE["positive"],
-                         format_func=lambda v: ui.GUESS_POSITIVE if v is None else v)
-        if ui.wants_class_names(info):
-            m3.text_input("Class names", key="src__class_names", help=ui.HELP_SOURCE["class_names"])
+        if data.wants_positive(info):
+            m3.selectbox("Positive class", data.positive_choices(info), key="src__positive", help=HELP_SOURCE["positive"],
+                         format_func=lambda v: data.GUESS_POSITIVE if v is None else v)
+        if data.wants_class_names(info):
+            m3.text_input("Class names", key="src__class_names", help=HELP_SOURCE["class_names"])
         if info.table:
-            m4.multiselect("Grouping columns", ui.group_choices(info), key="src__group_columns",
-                           help=ui.HELP_SOURCE["group_columns"], on_change=ui_clinical.groups_kept)
-    st.selectbox("The numbers are", list(ui.KIND_LABELS), key="src__kind", format_func=ui.KIND_LABELS.get,
-                 help=ui.HELP_SOURCE["kind"])
+            m4.multiselect("Grouping columns", data.group_choices(info), key="src__group_columns",
+                           help=HELP_SOURCE["group_columns"], on_change=clinical.groups_kept)
+    st.selectbox("The numbers are", list(data.KIND_LABELS), key="src__kind", format_func=data.KIND_LABELS.get,
+                 help=HELP_SOURCE["kind"])
     if info is not None:
-        error = ui.load_upload(info)
+        error = data.load_upload(info)
         if error:
             st.error(error, icon=":material/error:")
     if st.session_state.get("upload") is None:
         st.info("No valid upload yet; the demo set stays in use until one is loaded.")
 
-label, pred, origin = ui.current_dataset()
+label, pred, origin = data.current_dataset()
 st.subheader(f"In use: {code(label)}", anchor=False)  # no anchor: its address would be made of the name
 c = st.columns([1, 1, 1.5, 1, 1.2])
 c[0].metric("Rows", f"{pred.n:,}", help="Number of examples (predictions with a label).")
 c[1].metric("Classes", pred.d)
 c[2].metric("Input", pred.kind, help="Whether the numbers were read as probabilities or as logits (then softmaxed).")
-risk = ui.risk_summary(pred)
+risk = data.risk_summary(pred)
 if risk is None:
     c[3].metric("Accuracy", f"{pred.accuracy:.1%}", help="How often the most probable class is the true one.")
     c[4].metric("Mean confidence", f"{pred.mean_confidence:.1%}",
@@ -92,10 +92,10 @@ for w in pred.warnings:
     st.warning(markdown(w), icon=":material/warning:")
 for n in pred.notes:
     st.caption(markdown(n))
-if ui.positive_class(pred):
+if data.positive_class(pred):
     st.markdown(f"**Positive class:** {code(pred.class_names[1])} (the other class: {code(pred.class_names[0])})")
 if pred.groups:
     st.caption("Grouping columns kept: " + ", ".join(code(g) for g in pred.groups))
-    ui_clinical.group_widget(st.columns(2)[0], "group_column", pred)
+    clinical.group_widget(st.columns(2)[0], "group_column", pred)
 st.markdown("**Class balance** (share of labels per class, in class order)")
-st.bar_chart(ui.class_balance(pred), x="class", y="share", height=220, sort=False)
+st.bar_chart(data.class_balance(pred), x="class", y="share", height=220, sort=False)

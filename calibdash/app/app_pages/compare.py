@@ -2,7 +2,9 @@
 
 import streamlit as st
 
-import ui
+from calibdash.app import data, downloads, runs
+from calibdash.app.help import HELP, HELP_COMPARE
+from calibdash.app.settings import COMPARE_DEFAULT_MODELS, NOTIONS
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
@@ -11,7 +13,7 @@ from calibdash.io.export import csv_text
 from calibdash.lab import demo
 
 ss = st.session_state
-H = ui.HELP_COMPARE
+H = HELP_COMPARE
 st.title("Compare models")
 st.markdown(
     "Is the new model better calibrated than the old one, **on the same rows**? Every model is evaluated with the "
@@ -25,11 +27,11 @@ st.radio("Models", ["demo", "upload"], key="view__cmp_source", horizontal=True, 
 
 models, problems = {}, []
 if ss["view__cmp_source"] == "demo":
-    ss.setdefault("view__cmp_demo", list(ui.COMPARE_DEFAULT_MODELS))
+    ss.setdefault("view__cmp_demo", list(COMPARE_DEFAULT_MODELS))
     chosen = st.multiselect("Demo classifiers (all on the same 1,797 digits)", list(demo.DIGITS_MODELS),
                             key="view__cmp_demo", help=H["models"])
     for name in chosen:
-        models[name] = ui._demo(name)
+        models[name] = data.demo_predictions(name)
 else:
     c1, c2 = st.columns(2)
     files = c1.file_uploader("Prediction files (two or more)", type=["npy", "npz", "csv", "tsv", "txt", "parquet"],
@@ -40,7 +42,7 @@ else:
                                    key="cmp_upload_labels",
                                    help="Needed when the prediction files have no labels: one label per row.")
     if files:
-        for message in ui.load_compare_uploads(files, labels_file):
+        for message in data.load_compare_uploads(files, labels_file):
             st.error(message, icon=":material/error:")
         models = dict(ss.get("cmp_uploads", {}))
     else:
@@ -50,13 +52,13 @@ c1, c2, c3 = st.columns(3)
 ss.setdefault("view__cmp_notion", "top-label")
 ss.setdefault("view__cmp_estimator", "auto")
 ss.setdefault("view__cmp_seed", 0)
-notion = c1.radio("Notion", list(ui.NOTIONS), key="view__cmp_notion", help=ui.HELP["notion"])
+notion = c1.radio("Notion", list(NOTIONS), key="view__cmp_notion", help=HELP["notion"])
 options = ["auto"] + available_estimators(notion)
 if ss["view__cmp_estimator"] not in options:
     ss["view__cmp_estimator"] = "auto"
 c2.selectbox("Estimator", options, key="view__cmp_estimator", help=H["estimator"],
              format_func=lambda e: "auto (lowest total risk)" if e == "auto" else e)
-c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__cmp_seed", help=ui.HELP["seed"])
+c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__cmp_seed", help=HELP["seed"])
 
 settings = {"notion": notion, "estimator": None if ss["view__cmp_estimator"] == "auto" else ss["view__cmp_estimator"],
             "seed": int(ss["view__cmp_seed"])}
@@ -76,7 +78,7 @@ def show(res):
         "estimate": st.column_config.NumberColumn("calibration error", format="%.4f"),
         "ci_low": st.column_config.NumberColumn("95% low", format="%.4f"),
         "ci_high": st.column_config.NumberColumn("95% high", format="%.4f"),
-        "val_risk": st.column_config.NumberColumn("risk", format="%.5g", help=ui.HELP["risk"]),
+        "val_risk": st.column_config.NumberColumn("risk", format="%.5g", help=HELP["risk"]),
     })
 
     st.subheader("Differences between models", help=H["difference"])
@@ -100,18 +102,18 @@ def show(res):
     st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
 
     d1, d2, d3 = st.columns(3)
-    d1.download_button("Models table (CSV)", csv_text(res.models), ui.comparison_file_name("compare_models", "csv", res),
+    d1.download_button("Models table (CSV)", csv_text(res.models), downloads.comparison_file_name("compare_models", "csv", res),
                        "text/csv", key="dl_cmp_models", help="One row per model, full precision.")
-    d2.download_button("Pairs table (CSV)", csv_text(res.pairs), ui.comparison_file_name("compare_pairs", "csv", res),
+    d2.download_button("Pairs table (CSV)", csv_text(res.pairs), downloads.comparison_file_name("compare_pairs", "csv", res),
                        "text/csv", key="dl_cmp_pairs", help="One row per pair of models: difference, interval, p-value.")
-    ui.comparison_report_download(d3, res, models)
+    downloads.comparison_report_download(d3, res, models)
 
 
 if len(models) < 2:
     if ss["view__cmp_source"] == "demo":
         st.info("Choose at least two classifiers.")
 else:
-    res, error = ui.run_comparison(models, settings)  # a job: its progress is shown until it is over
+    res, error = runs.run_comparison(models, settings)  # a job: its progress is shown until it is over
     if error:
         st.error(error, icon=":material/error:")
     elif res is not None:

@@ -2,8 +2,8 @@
 grouping column are validated, the validation as a job of the server's pool, its downloads.
 
 The validation is :func:`calibdash.validate_risk_model`; what the page shows of it is
-:mod:`calibdash.display.clinical`; the report is :func:`calibdash.validation_report`. Like
-:mod:`ui`, this module only keeps state between reruns and pages.
+:mod:`calibdash.display.clinical`; the report is :func:`calibdash.validation_report`. Like the
+other modules of :mod:`calibdash.app`, this one only keeps state between reruns and pages.
 """
 
 from __future__ import annotations
@@ -15,9 +15,13 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-import ui
+from calibdash.app.data import current_dataset
+from calibdash.app.downloads import download_name
+from calibdash.app.help import HELP_VALIDATE
+from calibdash.app.runs import forget_cancel, job_result
+from calibdash.app.widgets import number_table
 from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
-from calibdash.clinical.validation import DEFAULT_THRESHOLDS, MAX_GROUPS
+from calibdash.clinical.validation import DEFAULT_THRESHOLDS
 from calibdash.display import text as display
 from calibdash.display.meta import pooled_forest_figure
 from calibdash.io.export import csv_text
@@ -28,7 +32,7 @@ DEFAULT_RESAMPLES = 1000
 MAX_APP_RESAMPLES = 10_000
 # The Threshold range slider's ends (its default: validate_risk_model's DEFAULT_THRESHOLDS).
 THRESHOLD_LIMITS = (0.01, 0.99)
-# The Validate page's settings: "view__" keys, which ui.init_state keeps across page changes.
+# The Validate page's settings: "view__" keys, which calibdash.app.session.init_state keeps across page changes.
 RESAMPLES_KEY, SEED_KEY, CAL_ERROR_KEY, CLASS_KEY = ("view__val_resamples", "view__val_seed", "view__val_cal_error",
                                                      "view__val_class")
 ROLE_KEY, THRESHOLDS_KEY = "view__val_role", "view__val_thresholds"
@@ -66,70 +70,6 @@ STATUS_ICONS = {"ok": ":green[:material/check_circle:]", "problem": ":red[:mater
 STATUS_WORDS = {"ok": "ok", "problem": "problem", "uncertain": "uncertain"}
 GROUP_FLAGS = {"judged": "judged", "imprecise": "imprecise: read the intervals", "too small": "too small: not judged"}
 
-HELP = {
-    "group": "The column whose values are the subgroups (e.g. the hospital site): every metric is computed per group, "
-    "with forest plots and tests of heterogeneity. The Data page keeps a table's grouping columns (under **Grouping "
-    f"columns**). Between 2 and {MAX_GROUPS} groups; groups with fewer than 10 events or non-events are listed but not "
-    "judged.",
-    "class": "The class whose predicted risk is validated against all the others (the event). For two classes, the "
-    "positive class.",
-    "resamples": "Bootstrap resamples for the intervals of O:E, ICI, E50, E90, the Brier scores, the curve's band and "
-    "the decision curve (calibration-in-the-large and the slope have profile-likelihood intervals, AUROC DeLong's). "
-    "More take longer; 0 skips those intervals.",
-    "role": "**Subgroups of patients** (e.g. sex, age band, a diagnosis): the same patients' population split by a "
-    "characteristic; every metric per group, forest plots and tests of heterogeneity; the whole data's intervals "
-    "resample patients. **Centres** (hospitals, practices, countries): patients cluster within centres, which "
-    "differ in case mix and care; the whole data's intervals come from a cluster bootstrap (resampling centres, "
-    "not patients), and a random-effects meta-analysis pools the centres' O:E, calibration-in-the-large, slope "
-    "and AUROC with a prediction interval: the range of a new centre's value (Debray et al. 2017, Riley et al. "
-    "2021). Choose centres when the data come from several sites and you want to know how the model transports.",
-    "thresholds": "The range of risk thresholds (the risk above which a patient would be treated) over which "
-    "clinical usefulness is judged: the model is useful where the lower end of the interval of its net benefit "
-    "over the better of treat-all and treat-none is above 0 over a stretch of thresholds. Choose the thresholds "
-    "that are clinically sensible for the decision the risks inform: a wide range includes thresholds nobody would "
-    "use and where few patients are.",
-    "findings": "One sentence per subgroup or centre whose calibration is off (an interval that excludes the ideal "
-    "value), with its numbers.",
-    "net_benefit": "At each threshold in the range: the model's net benefit (true positives per patient, minus "
-    "false positives weighted by the threshold's odds), treat-all's, the difference to the better of treat-all and "
-    "treat-none with its 95% interval, and the net interventions avoided per 100 patients. The model is useful "
-    "where the interval of the difference lies above 0.",
-    "pooled": "One row per metric: the random-effects estimate over the centres (REML, Hartung-Knapp 95% interval), "
-    "the 95% prediction interval (where a new centre's value would lie) and tau squared (the between-centre "
-    "variance). A prediction interval much wider than the interval means the centres differ.",
-    "pooled_forest": "Each centre's estimate and 95% interval, the pooled estimate (diamond) and the prediction "
-    "interval of a new centre.",
-    "recalibration": "The updates that would make the risks calibrated in these data: the intercept update (shift "
-    "every risk on the logit scale: logit p' = a + logit p) and the logistic recalibration (logit p' = a + b logit p), "
-    "with profile-likelihood intervals. The download applies them to every row.",
-    "plan": "Riley et al. (2021): the rows a validation study needs so that the 95% intervals of O:E, the "
-    "calibration slope, the C statistic and the net benefit at a threshold are no wider than the targets, from "
-    "anticipated values alone (no data needed). The largest of the criteria is the minimum.",
-    "seed": "Random seed of the bootstrap (and of the calibration error's split): equal seeds give equal numbers.",
-    "cal_error": "Also estimate the risk-optimised calibration error (Gruber & Bach; calibdash's Evaluate run, canonical "
-    "notion) on the whole data and in every judged group. It takes a few seconds per group. Off by default: the "
-    "estimator it selects can change between groups, so the groups' numbers are not comparable.",
-    "hierarchy": "Van Calster et al. (2019): mean calibration (do the risks match the event rate on average? O:E, "
-    "calibration-in-the-large), weak calibration (are they too extreme or too modest? the slope), moderate calibration "
-    "(does the observed frequency follow the risk? the flexible curve and its summaries ICI, E50, E90, Emax), beside "
-    "discrimination (AUROC), overall accuracy (Brier) and clinical usefulness (net benefit). A level is a problem when "
-    "its interval excludes the ideal value, uncertain when the interval is too wide to tell.",
-    "curve": "The loess curve of the observed outcome on the predicted risk (span 0.75, degree 2, as R computes it) with "
-    "its bootstrap band, as R's CalibrationCurves::val.prob.ci.2 draws it, and the observed event rate in tenths of "
-    "predicted risk with exact intervals; on the diagonal, the risks are right. For a score with few distinct risks "
-    "(a point score) loess has nothing to smooth: the observed event rate at each risk level, with its exact "
-    "interval, is the curve. The axes are zoomed to the range of the risks. Below: how many events (up) and "
-    "non-events (down) received each predicted risk.",
-    "decision": "Net benefit (Vickers & Elkin 2006): true positives minus false positives weighted by the odds of the "
-    "threshold, per patient, for treating those whose risk is above the threshold; against treating everyone and no "
-    "one. The shaded range is the one set under Threshold range: the model is judged useful where the interval of "
-    "its net benefit is above both over a stretch of thresholds in it.",
-    "forest": "Each group's estimate and interval beside the value of a calibrated model (dashed); the panel titles give "
-    "the likelihood-ratio test of heterogeneity between groups. Open markers: imprecise groups.",
-    "heterogeneity": "Likelihood-ratio tests of 'calibration-in-the-large (or the slope) is the same in every judged "
-    "group'. A small p-value means the groups differ.",
-}
-
 
 #: What to do on this page about a refusal that names a loader option (InputError.option).
 FIXES = {
@@ -147,7 +87,7 @@ def validation_data():
     """(label, Predictions, is_demo) of the data the Validate page validates: the data in use, or,
     when that is a built-in demo with more than two classes, the breast-cancer validation demo
     (:func:`calibdash.lab.demo.load_validation_demo`, also a demo choice of the Data page)."""
-    label, pred, origin = ui.current_dataset()
+    label, pred, origin = current_dataset()
     if origin == "demo" and pred.d != 2:
         return demo.VALIDATION_DEMO_NAME, demo.load_validation_demo(), True
     return label, pred, False
@@ -172,7 +112,7 @@ def group_widget(container, key, pred):
     ss = st.session_state
     ss[key] = grouping_column(pred) or NO_GROUPS
     return container.selectbox("Grouping column", [NO_GROUPS, *pred.groups], key=key, on_change=choose_group,
-                                args=(key,), help=HELP["group"],
+                                args=(key,), help=HELP_VALIDATE["group"],
                                 format_func=lambda c: NO_GROUPS_LABEL if c is NO_GROUPS else c)
 
 
@@ -195,7 +135,7 @@ def role_widget(container):
     """Whether the grouping column is subgroups of patients or centres (the radio of :data:`ROLE_KEY`)."""
     st.session_state.setdefault(ROLE_KEY, "subgroups")
     return container.radio("The groups are", list(ROLES), key=ROLE_KEY, format_func=ROLES.get, horizontal=True,
-                           help=HELP["role"])
+                           help=HELP_VALIDATE["role"])
 
 
 def grouping(pred):
@@ -213,7 +153,7 @@ def class_widget(container, pred):
     names = [str(c) for c in pred.class_names]
     if ss.get(CLASS_KEY) not in names:
         ss[CLASS_KEY] = names[1] if pred.d == 2 else None
-    return container.selectbox("Class validated", names, key=CLASS_KEY, help=HELP["class"],
+    return container.selectbox("Class validated", names, key=CLASS_KEY, help=HELP_VALIDATE["class"],
                                placeholder="choose a class" if pred.d > 2 else None)
 
 
@@ -233,11 +173,11 @@ def settings_widgets(columns):
     ss.setdefault(THRESHOLDS_KEY, DEFAULT_THRESHOLDS)
     c1, c2, c3, c4 = columns
     c1.number_input("Bootstrap resamples", min_value=0, max_value=MAX_APP_RESAMPLES, step=100, key=RESAMPLES_KEY,
-                    help=HELP["resamples"])
-    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=SEED_KEY, help=HELP["seed"])
+                    help=HELP_VALIDATE["resamples"])
+    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=SEED_KEY, help=HELP_VALIDATE["seed"])
     c3.slider("Threshold range", min_value=THRESHOLD_LIMITS[0], max_value=THRESHOLD_LIMITS[1], step=0.01,
-              key=THRESHOLDS_KEY, help=HELP["thresholds"])
-    c4.toggle("Calibration error per group", key=CAL_ERROR_KEY, help=HELP["cal_error"])
+              key=THRESHOLDS_KEY, help=HELP_VALIDATE["thresholds"])
+    c4.toggle("Calibration error per group", key=CAL_ERROR_KEY, help=HELP_VALIDATE["cal_error"])
     return {"n_resamples": int(ss[RESAMPLES_KEY]), "random_state": int(ss[SEED_KEY]),
             "thresholds": thresholds_setting(), "calibration_error": bool(ss[CAL_ERROR_KEY])}
 
@@ -268,7 +208,7 @@ def run_validation(label, pred, cls, settings):
     by = [(", by ", settings["groups"]), (", centres ", settings["clusters"])]
     title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples",
                              *[piece for words, column in by if column for piece in (words, display.user(column))], ")")
-    return ui.job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results", stay_cancelled=True,
+    return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results", stay_cancelled=True,
                          what="The validation", fixes=FIXES)
 
 
@@ -277,7 +217,7 @@ def run_again(label, pred, cls, settings):
     key = validation_key(pred, cls, settings)
     if key in st.session_state["cancelled"] and st.button("Run again", key="val_run_again",
                                                           help="Start the cancelled validation again."):
-        ui.forget_cancel(key)
+        forget_cancel(key)
         st.rerun()
 
 
@@ -353,7 +293,7 @@ def recalibrated_download(container, v, label, pred, cls):
     """The "Recalibrated risks (CSV)" download, built when it is clicked."""
     container.download_button(
         "Recalibrated risks (CSV)", lambda: csv_text(recalibrated_frame(v, pred, cls)).encode("utf-8"),
-        ui.download_name("recalibrated_risks", "csv", file_label(label, pred, cls)), "text/csv",
+        download_name("recalibrated_risks", "csv", file_label(label, pred, cls)), "text/csv",
         key="dl_val_recalibrated", on_click="ignore",
         help="Every row with its outcome, the model's risk and the risk after the intercept update and after the "
              "logistic recalibration fitted here (full precision). Use them only for patients like these: a "
@@ -370,12 +310,12 @@ def report_download(container, v, label, pred, cls):
     """The "Validation report (HTML)" download, built when it is clicked."""
     name = file_label(label, pred, cls)
     seed = v.settings.get("random_state")
-    csv_name = ui.download_name("validation_metrics", "csv", name, seed=seed)
+    csv_name = download_name("validation_metrics", "csv", name, seed=seed)
     container.download_button(
         "Validation report (HTML)",
         lambda: cd.validation_report(v, title=f"Validation report: {label}", made_by="app",
                                      results_file=csv_name, predictions=pred).encode("utf-8"),
-        ui.download_name("validation_report", "html", name, seed=seed), "text/html", key="dl_val_report",
+        download_name("validation_report", "html", name, seed=seed), "text/html", key="dl_val_report",
         on_click="ignore",
         help="A self-contained HTML document ordered like TRIPOD+AI's items on model performance: data and outcome, "
              "events, sample size, the calibration hierarchy, discrimination, clinical usefulness, subgroups and "
@@ -387,7 +327,7 @@ def metrics_download(container, v, label, pred, cls):
     """The "Metrics (CSV)" download: every metric, class and group at full precision."""
     name = file_label(label, pred, cls)
     container.download_button(
-        "Metrics (CSV)", lambda: metrics_csv(v).encode("utf-8"), ui.download_name("validation_metrics", "csv", name,
+        "Metrics (CSV)", lambda: metrics_csv(v).encode("utf-8"), download_name("validation_metrics", "csv", name,
                                                                   seed=v.settings.get("random_state")),
         "text/csv", key="dl_val_metrics", on_click="ignore",
         help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",
@@ -419,7 +359,7 @@ def plan_settings(columns_inputs, columns_widths):
 def planning():
     """The "Plan a validation study" mode: Riley et al.'s criteria from anticipated values, no data needed
     (:func:`calibdash.clinical.sample_size.plan_sample_size`)."""
-    st.markdown("How many patients does an external validation need? " + HELP["plan"])
+    st.markdown("How many patients does an external validation need? " + HELP_VALIDATE["plan"])
     kwargs = plan_settings(st.columns(len(PLAN_INPUTS)), st.columns(len(PLAN_WIDTHS)))
     try:
         table = plan_sample_size(**kwargs)
@@ -430,7 +370,7 @@ def planning():
     with st.container(key="val_plan_result"):
         st.markdown(f"**Minimum: {int(minimum['rows_needed']):,} rows** (about {int(minimum['events_needed']):,} "
                     "events). " + display.escape_markdown(minimum["note"][:1].upper() + minimum["note"][1:]) + ".")
-        ui.number_table(table[table["metric"] != "minimum"].drop(columns=["metric"]), key="val_plan", numbers={
+        number_table(table[table["metric"] != "minimum"].drop(columns=["metric"]), key="val_plan", numbers={
             "anticipated": ("anticipated", ".3g", "The anticipated value each criterion assumes (net benefit: "
                             "standardised, net benefit / prevalence)."),
             "target": ("target width", ".3g", "The width of the 95% interval aimed at."),

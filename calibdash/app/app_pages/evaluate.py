@@ -2,46 +2,48 @@
 
 import streamlit as st
 
-import ui
+from calibdash.app import data, runs, settings
+from calibdash.app.app_pages import page_path
+from calibdash.app.help import HELP
 from calibdash.display.text import code, markdown
-from calibdash.estimators.registry import DEFAULT_ESTIMATORS, available_estimators
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, available_estimators, tuned_param
 from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
 
 ss = st.session_state
 st.title("Evaluate")
-label, pred, _ = ui.current_dataset()
+label, pred, _ = data.current_dataset()
 st.caption(f"Data: {code(label)} ({pred.n:,} rows, {pred.d} classes). Defaults are the paper's settings.")
 
-ss.setdefault("cfg__notions", list(ui.DEFAULT_NOTIONS))
-st.multiselect("Notions of calibration", list(ui.NOTIONS), key="cfg__notions", help=ui.HELP["notion"])
+ss.setdefault("cfg__notions", list(settings.DEFAULT_NOTIONS))
+st.multiselect("Notions of calibration", list(settings.NOTIONS), key="cfg__notions", help=HELP["notion"])
 
 for notion in ss["cfg__notions"]:
     with st.expander(f"{notion}: estimators and hyperparameter grids", expanded=False):
         key = f"cfg__est__{notion}"
         ss.setdefault(key, list(DEFAULT_ESTIMATORS[notion]))
-        st.multiselect("Estimators", available_estimators(notion), key=key, help=ui.HELP["estimators"])
+        st.multiselect("Estimators", available_estimators(notion), key=key, help=HELP["estimators"])
         for name in ss[key]:
-            if not ui.editable(name):
-                st.caption(ui.estimator_summary(name))
+            if not settings.editable(name):
+                st.caption(settings.estimator_summary(name))
                 continue
-            param = ui.tuned_param(name)
+            param = tuned_param(name)
             gkey = f"cfg__grid__{notion}__{name}"
-            ss.setdefault(gkey, ui.default_grid_text(notion, name))
+            ss.setdefault(gkey, settings.default_grid_text(notion, name))
             # A text area of its content's height: a long grid (23 bandwidths) shows in full, wrapped.
             st.text_area(f"{name}: {param} (comma-separated values)", key=gkey, height="content",
-                         help=ui.parameter_help(param))
+                         help=settings.parameter_help(param))
         okey = f"cfg__others__{notion}"
         ss.setdefault(okey, list(DEFAULT_OTHERS[notion]))
         st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), key=okey,
-                       format_func=lambda n: f"{n}: {OTHER_ESTIMATORS[n].label}", help=ui.HELP["others"])
+                       format_func=lambda n: f"{n}: {OTHER_ESTIMATORS[n].label}", help=HELP["others"])
 
 c1, c2, c3 = st.columns(3)
 ss.setdefault("cfg__test_size", 0.2)
 ss.setdefault("cfg__n_folds", 5)
 ss.setdefault("cfg__seed", 0)
-c1.slider("Holdout fraction", 0.1, 0.5, step=0.05, key="cfg__test_size", help=ui.HELP["test_size"])
-c2.number_input("Folds", min_value=2, max_value=10, step=1, key="cfg__n_folds", help=ui.HELP["n_folds"])
-c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="cfg__seed", help=ui.HELP["seed"])
+c1.slider("Holdout fraction", 0.1, 0.5, step=0.05, key="cfg__test_size", help=HELP["test_size"])
+c2.number_input("Folds", min_value=2, max_value=10, step=1, key="cfg__n_folds", help=HELP["n_folds"])
+c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="cfg__seed", help=HELP["seed"])
 
 b1, b2 = st.columns([1, 4])
 if b2.button("Reset to the paper's defaults", key="reset", help="Restore every setting on this page."):
@@ -51,16 +53,16 @@ if b2.button("Reset to the paper's defaults", key="reset", help="Restore every s
 if b1.button("Run", key="run", type="primary",
              help="Tune every estimator by cross-validated risk and estimate the error on the holdout rows."):
     try:
-        configs = ui.read_settings(n_rows=pred.n)
+        configs = settings.read_settings(n_rows=pred.n)
     except ValueError as e:
         ss["run_message"] = (pred.sha256, False, markdown(e))
     else:
         # A job: its progress is shown at the top of the page, and its outcome here once over.
-        ss["run_message"] = (pred.sha256, *ui.run_configs(pred, configs, label=label))
+        ss["run_message"] = (pred.sha256, *runs.run_configs(pred, configs, label=label))
 
 # The last message belongs to the data it was about; another data set starts clean.
 if ss.get("run_message") and ss["run_message"][0] == pred.sha256 and ss["run_message"][2]:
     _, ok, message = ss["run_message"]
     {True: st.success, False: st.error, None: st.info}[ok](message)
     if ok:
-        st.page_link("app_pages/results.py", label="See the results", icon=":material/insights:")
+        st.page_link(page_path("results"), label="See the results", icon=":material/insights:")

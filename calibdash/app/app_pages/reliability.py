@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-import ui
+from calibdash.app import data, runs, widgets
+from calibdash.app.help import HELP
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import markdown
@@ -10,24 +11,24 @@ from calibdash.display.views import most_frequent_classes, per_class_view, top_l
 
 ss = st.session_state
 st.title("Reliability")
-label, pred, _ = ui.current_dataset()
-results = ui.active_results()
+label, pred, _ = data.current_dataset()
+results = runs.active_results()
 
 c1, c2, c3 = st.columns(3)
 ss.setdefault("rel__bins", 15)
 ss.setdefault("rel__strategy", "uniform")
 ss.setdefault("rel__boot", 200)
-c1.slider("Bins", 5, 50, key="rel__bins", help=ui.HELP["bins"])
-c2.radio("Binning", ["uniform", "quantile"], key="rel__strategy", horizontal=True, help=ui.HELP["strategy"],
+c1.slider("Bins", 5, 50, key="rel__bins", help=HELP["bins"])
+c2.radio("Binning", ["uniform", "quantile"], key="rel__strategy", horizontal=True, help=HELP["strategy"],
          format_func={"uniform": "equal width", "quantile": "equal mass"}.get)
-c3.number_input("Bootstrap resamples", 0, 2000, step=100, key="rel__boot", help=ui.HELP["bootstrap"])
+c3.number_input("Bootstrap resamples", 0, 2000, step=100, key="rel__boot", help=HELP["bootstrap"])
 opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_boot=int(ss["rel__boot"]))
 
-notion = ui.notion_picker(results) if results else None
+notion = widgets.notion_picker(results) if results else None
 
 
 view = top_label_view(pred, results.get("top-label"), **opts)
-st.subheader("Top-label reliability diagram", help=ui.HELP["fifteen"])
+st.subheader("Top-label reliability diagram", help=HELP["fifteen"])
 left, right = st.columns(2)
 left.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
              "On the dashed diagonal the model would be calibrated. Orange: the smooth estimate of P(correct | confidence) "

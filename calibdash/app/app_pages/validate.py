@@ -3,38 +3,39 @@ recalibration, and the planning of a validation study."""
 
 import streamlit as st
 
-import ui
-import ui_clinical as uc
+from calibdash.app import clinical, data, widgets
+from calibdash.app.app_pages import page_path
+from calibdash.app.help import HELP_VALIDATE
 from calibdash.display import clinical as views
 from calibdash.display.text import code, markdown, user
 from calibdash.lab import demo
 
-H = uc.HELP
+H = HELP_VALIDATE
 st.title("Validate a risk model")
 st.markdown(
     "The validation of a clinical risk model as Van Calster et al. (2019) and TRIPOD+AI describe it: is the model "
     "calibrated on average, in its spread and along the whole range of risk, does it discriminate, is it useful for "
     "decisions, overall, in subgroups of patients and across centres; every number with its 95% interval."
 )
-label, pred, is_demo = uc.validation_data()
+label, pred, is_demo = clinical.validation_data()
 if is_demo:
     st.info(markdown("This is the demo, already validated: ", demo.VALIDATION_DEMO_DESCRIPTION, " (The data in use, ",
-                     user(ui.current_dataset()[0]), ", have more than two classes.) To validate your own model, "
+                     user(data.current_dataset()[0]), ", have more than two classes.) To validate your own model, "
                      "upload its predicted risks and outcomes on the Data page: a table with a probability column, "
                      "the outcome (e.g. yes/no) and optionally a subgroup or centre column, kept under Grouping "
                      "columns."),
             icon=":material/info:")
-    st.page_link("app_pages/data.py", label="Go to Data", icon=":material/upload_file:")
+    st.page_link(page_path("data"), label="Go to Data", icon=":material/upload_file:")
 
 c1, c2, c3 = st.columns(3)
-cls = uc.class_widget(c1, pred)
+cls = clinical.class_widget(c1, pred)
 if pred.groups:
-    uc.group_widget(c2, "val_group", pred)
-    if uc.grouping_column(pred) is not None:
-        uc.role_widget(c3)
+    clinical.group_widget(c2, "val_group", pred)
+    if clinical.grouping_column(pred) is not None:
+        clinical.role_widget(c3)
 else:
     c2.caption("No grouping column: keep one on the Data page (**Grouping columns**) for subgroups or centres.")
-settings = {**uc.grouping(pred), **uc.settings_widgets(st.columns([1, 1, 1.6, 1.2]))}
+settings = {**clinical.grouping(pred), **clinical.settings_widgets(st.columns([1, 1, 1.6, 1.2]))}
 
 
 def show(v):
@@ -53,7 +54,7 @@ def show(v):
     st.subheader("The calibration hierarchy", help=H["hierarchy"])
     with st.container(border=True, key="val_verdicts"):
         for item in v.verdicts(cls=cls):
-            st.markdown(uc.verdict_markdown(item))
+            st.markdown(clinical.verdict_markdown(item))
     findings = v.group_findings(cls=cls)
     if findings:
         with st.container(key="val_findings"):
@@ -88,7 +89,7 @@ def show(v):
             with st.container(key="val_meta"):
                 st.markdown("**Random-effects meta-analysis of the centres**", help=H["pooled"])
                 st.dataframe(pooled, key="val_pooled", hide_index=True, width="stretch")
-                for i, fig in enumerate(uc.pooled_forests(v, cls)):
+                for i, fig in enumerate(clinical.pooled_forests(v, cls)):
                     if i % 2 == 0:
                         cols = st.columns(2)
                     cols[i % 2].plotly_chart(fig, key=f"val_pooled_forest_{i}", width="stretch")
@@ -99,20 +100,20 @@ def show(v):
     if v.group_name:
         what = "Centres" if v.clusters else "Subgroups"
         st.subheader(f"{what} by {code(v.group_name)}" if not v.clusters else "Every centre", anchor=False)
-        for message in uc.flagged_groups(v, cls):
+        for message in clinical.flagged_groups(v, cls):
             st.warning(message, icon=":material/warning:")
-        ui.number_table(uc.groups_table(v, cls), key="val_groups", numbers={})
+        widgets.number_table(clinical.groups_table(v, cls), key="val_groups", numbers={})
         st.plotly_chart(views.forest_figure(v, cls=cls), key="val_forest", width="stretch")
         st.caption(H["forest"])
-        if len(uc.class_rows(v.heterogeneity, cls)):
+        if len(clinical.class_rows(v.heterogeneity, cls)):
             st.markdown(f"**Heterogeneity between {what.lower()}**", help=H["heterogeneity"])
-            for sentence in uc.heterogeneity_sentences(v, cls):
+            for sentence in clinical.heterogeneity_sentences(v, cls):
                 st.markdown("- " + sentence)
         cal = views.calibration_error_table(v, cls=cls)
         if len(cal):
             st.markdown("**Risk-optimised calibration error per group**", help=views.CALIBRATION_ERROR_HELP)
             st.dataframe(cal, key="val_cal_error", hide_index=True, width="stretch")
-        judged = list(uc.class_rows(v.groups, cls).query("status != 'too small'")["group"])
+        judged = list(clinical.class_rows(v.groups, cls).query("status != 'too small'")["group"])
         if judged:
             if st.session_state.get("view__val_group_table") not in judged:
                 st.session_state["view__val_group_table"] = judged[0]
@@ -127,14 +128,14 @@ def show(v):
         st.subheader("Recalibration", help=H["recalibration"], anchor=False)
         st.markdown(markdown(views.recalibration_text(v, cls=cls)))
         st.dataframe(recal, key="val_recalibration", hide_index=True, width="stretch")
-        uc.recalibrated_download(st, v, label, pred, cls)
+        clinical.recalibrated_download(st, v, label, pred, cls)
 
     st.subheader("Sample size", anchor=False)
     st.markdown(markdown(views.sample_size_text(v, cls=cls)))
 
     d1, d2 = st.columns(2)
-    uc.report_download(d1, v, label, pred, cls)
-    uc.metrics_download(d2, v, label, pred, cls)
+    clinical.report_download(d1, v, label, pred, cls)
+    clinical.metrics_download(d2, v, label, pred, cls)
 
 
 if cls is None:
@@ -143,12 +144,12 @@ elif settings["thresholds"][0] >= settings["thresholds"][1]:
     st.error("The threshold range is empty: move its two ends apart under **Threshold range**.",
              icon=":material/error:")
 else:
-    v, error = uc.run_validation(label, pred, cls, settings)  # a job: its progress is shown until it is over
+    v, error = clinical.run_validation(label, pred, cls, settings)  # a job: its progress is shown until it is over
     if error:
         st.error(error, icon=":material/error:")
-        uc.run_again(label, pred, cls, settings)
+        clinical.run_again(label, pred, cls, settings)
     elif v is not None:
         show(v)
 
 with st.expander("Plan a validation study", icon=":material/calculate:"):
-    uc.planning()
+    clinical.planning()

@@ -2,14 +2,15 @@
 
 import streamlit as st
 
-import ui
+from calibdash.app import downloads, runs, settings
+from calibdash.app.help import HELP, HELP_COMPARE
 from calibdash.display import plots
 from calibdash.estimators.registry import available_estimators
 from calibdash.io.export import csv_text
 from calibdash.lab.studies import summarise_figure1
 
 ss = st.session_state
-H = ui.HELP_COMPARE
+H = HELP_COMPARE
 st.title("Learn: a simulation lab with known truth")
 st.markdown(
     "On real data nobody knows the true calibration error, so nobody can say which estimate is right. In a "
@@ -18,9 +19,9 @@ st.markdown(
 
 st.header("1. Estimates against the truth as the sample grows")
 c1, c2, c3 = st.columns([1.4, 1, 1])
-ss.setdefault("view__lab_scenario", next(iter(ui.LAB_SCENARIOS)))
-label = c1.selectbox("Scenario", list(ui.LAB_SCENARIOS), key="view__lab_scenario", help=H["scenario"])
-kind, params = ui.LAB_SCENARIOS[label]
+ss.setdefault("view__lab_scenario", next(iter(settings.LAB_SCENARIOS)))
+label = c1.selectbox("Scenario", list(settings.LAB_SCENARIOS), key="view__lab_scenario", help=H["scenario"])
+kind, params = settings.LAB_SCENARIOS[label]
 params = dict(params)
 if kind == "dirichlet":
     ss.setdefault("view__lab_distortion", 0.3)
@@ -35,7 +36,7 @@ elif kind == "piecewise":
     ss.setdefault("view__lab_pw_slope", 0.7)
     params["slope"] = c2.slider("Log-slope below 0.2", 0.3, 1.5, step=0.1, key="view__lab_pw_slope", help=H["pw_slope"])
 ss.setdefault("view__lab_notion", "top-label")
-notion = c3.radio("Notion", list(ui.NOTIONS), key="view__lab_notion", help=ui.HELP["notion"])
+notion = c3.radio("Notion", list(settings.NOTIONS), key="view__lab_notion", help=HELP["notion"])
 
 c1, c2, c3, c4 = st.columns([1.6, 1.4, 1, 1])
 ests = available_estimators(notion)
@@ -50,7 +51,7 @@ def remember_estimators():
     ss["view__lab_wanted"] = ss["view__lab_estimators"] + [e for e in ss["view__lab_wanted"] if e not in ests]
 
 
-estimators = c1.multiselect("Estimators", ests, key="view__lab_estimators", help=ui.HELP["estimators"],
+estimators = c1.multiselect("Estimators", ests, key="view__lab_estimators", help=HELP["estimators"],
                             on_change=remember_estimators)
 if hidden:
     c1.caption(f"Not defined for {notion} calibration, so left out here (kept for the other notions): "
@@ -60,13 +61,13 @@ ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], key="view
 ss.setdefault("view__lab_repeats", 5)
 repeats = c3.slider("Draws per size", 2, 30, key="view__lab_repeats", help=H["repeats"])
 ss.setdefault("view__lab_seed", 0)
-seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_seed", help=ui.HELP["seed"])
+seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_seed", help=HELP["seed"])
 
 if not estimators or not ns:
     st.info("Choose at least one estimator and one sample size.")
 else:
     # a job: its progress is shown until it is over
-    out, error = ui.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)), int(repeats), tuple(estimators),
+    out, error = runs.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)), int(repeats), tuple(estimators),
                                   notion, int(seed))
     if error:
         st.error(error, icon=":material/error:")
@@ -94,7 +95,7 @@ else:
         st.dataframe(plots.lab_summary_points(summary), key="lab_summary_table", hide_index=True, width="stretch",
                      column_config=points)
         st.download_button("Estimates (CSV)", csv_text(df),
-                           ui.download_name("lab_estimates", "csv", scen_label, notion=notion, seed=int(seed)), "text/csv",
+                           downloads.download_name("lab_estimates", "csv", scen_label, notion=notion, seed=int(seed)), "text/csv",
                            key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
 
 st.header("2. The paper's Figure 1: the risk finds the truth")
@@ -110,8 +111,8 @@ ss.setdefault("view__lab_f1_seed", 0)
 f1_n = c1.select_slider("Rows per data set", [100, 250, 500, 1000, 2000], key="view__lab_f1_n", help=H["f1_n"])
 f1_seeds = c2.slider("Seeds", 5, 200, step=5, key="view__lab_f1_seeds", help=H["f1_seeds"])
 f1_seed = c3.number_input("Base seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_f1_seed",
-                          help=ui.HELP["seed"])
-fig1, error = ui.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
+                          help=HELP["seed"])
+fig1, error = runs.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
 if error:
     st.error(error, icon=":material/error:")
 elif fig1 is not None:
@@ -124,5 +125,5 @@ elif fig1 is not None:
         "estimators and choose their settings without knowing the truth: on real data it is all we have."
     )
     st.download_button("Risk per theta and seed (CSV)", csv_text(fig1),
-                       ui.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
+                       downloads.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
                        "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")

@@ -1,0 +1,287 @@
+"""Runs as jobs of the server's pool: submitting them, filing their outcome into the session's
+results (the result cache), their progress and Cancel button; the Evaluate page's evaluations,
+the Compare page's comparisons and the Learn page's simulations.
+
+Every evaluation, comparison and lab run is a job of one pool per server process
+(:mod:`calibdash.app.jobs`: child processes, a shared queue, deduplicated by key). A session keeps
+only the keys of the jobs it submitted and asks the pool for them as their owner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import streamlit as st
+
+import calibdash as cd
+from calibdash.app import jobs
+from calibdash.app.data import current_dataset
+from calibdash.app.session import job_pool
+from calibdash.app.settings import DEFAULT_NOTIONS, config_key, default_config
+from calibdash.display import text as display
+
+MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
+POLL_SECONDS = 1.0  # how often a running job's progress is refreshed
+# The session's stores of results and messages, and how many entries each keeps.
+RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "val_results": 8, "job_errors": 16,
+                 "cancelled": 16}
+
+
+def _bounded(store, key, value):
+    d = st.session_state[store]
+    d[key] = value
+    while len(d) > RESULT_STORES[store]:
+        d.pop(next(iter(d)))
+
+
+# -- the Evaluate page's evaluations, and the result cache ------------------------------
+def run_configs(pred, configs, *, label=None, auto=False):
+    """Evaluate every config (one per notion): from the session's results, else as one job of the server's pool.
+
+    Returns (ok, message), the message as markdown: (True, message) when every result was
+    there already, (None, None) once the job is submitted (:func:`job_panel` shows it; its
+    outcome becomes ``run_message``), (False, message) when it cannot start. On failure the
+    previous result stays active. ``auto``: the first visit's demo analysis.
+    """
+    ss = st.session_state
+    try:
+        keys = {c["notion"]: config_key(pred.sha256, c) for c in configs}
+    except ValueError as e:
+        return False, display.markdown(e)
+    todo = [c for c in configs if keys[c["notion"]] not in ss["results"]]
+    if not todo:
+        ss["active"][pred.sha256] = keys
+        return True, f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
+    # One joint run: the notions share the split and the pool of workers.
+    split = {k: todo[0][k] for k in ("test_size", "n_folds", "random_state")}
+    assert all(all(c[k] == v for k, v in split.items()) for c in todo), "notions must share the split"
+    kwargs = dict(P=pred, notions=[c["notion"] for c in todo], estimators={c["notion"]: c["estimators"] for c in todo},
+                  grids={c["notion"]: c["grids"] or None for c in todo}, others={c["notion"]: c["others"] for c in todo},
+                  **split)
+    label = pred.source_name if label is None else label
+    title = (display.markdown("Analysing the demo set ", display.user(label), " with the default settings (first visit only)")
+             if auto else display.markdown("Evaluating ", display.user(label), f" ({', '.join(keys)})"))
+    record = {"kind": "evaluate", "slot": ("evaluate", pred.sha256), "title": title, "sha": pred.sha256, "keys": keys,
+              "auto": auto, "input": ss.get("upload_input") if ss.get("upload") is pred else None}
+    error = submit_job(("evaluate", *(keys[c["notion"]] for c in todo)), cd.evaluate_notions, kwargs, record)
+    return (False, error) if error else (None, None)
+
+
+def active_results():
+    """{notion: EvaluationResult} of the last good run on the current data ({} when none)."""
+    _, pred, _ = current_dataset()
+    keys = st.session_state["active"].get(pred.sha256, {})
+    return {n: st.session_state["results"][k] for n, k in keys.items() if k in st.session_state["results"]}
+
+
+def ensure_demo_result():
+    """Start the default evaluation of a demo set once, so that a first visitor sees results."""
+    label, pred, origin = current_dataset()
+    ss = st.session_state
+    if origin != "demo" or active_results() or pending_evaluation(pred.sha256) or pred.sha256 in ss["declined"]:
+        return
+    ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], label=label, auto=True)
+    if ok is False:
+        ss["notices"].append(("error", message))
+
+
+# -- jobs: submitted, filed into the session, shown with their progress -----------------
+def submit_job(key, fn, kwargs, record):
+    """Submit ``fn(**kwargs)`` to the pool as this session's job ``key``; returns an error message or None.
+
+    ``record`` says what the job is for: ``kind``, ``slot`` (a newer job in the same slot
+    replaces the session's older one) and ``title`` (markdown), and what :func:`collect_jobs`
+    needs to file the outcome.
+    """
+    ss = st.session_state
+    for old, rec in list(ss["jobs"].items()):
+        if rec["slot"] == record["slot"] and old != key:
+            cancel_job(old)
+    try:
+        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80])
+    except jobs.BusyError as e:
+        return display.markdown(e)
+    ss["jobs"][key] = record
+    return None
+
+
+def cancel_job(key):
+    """This session gives up its job ``key`` (the pool stops it unless another session wants it too)."""
+    ss = st.session_state
+    job_pool().cancel(key, owner=ss["token"])
+    record = ss["jobs"].pop(key, None)
+    if record and record.get("stay_cancelled"):
+        _bounded("cancelled", key, True)
+    if record and record["kind"] == "evaluate":
+        ss["run_message"] = (record["sha"], None, "Cancelled. Any earlier results of these data stay.")
+        if record["auto"]:
+            ss["declined"].add(record["sha"])
+
+
+def failure_message(job, what):
+    """Why ``job`` failed, as markdown: its error for the user, or a bug to report."""
+    if job is None or job.state == jobs.CANCELLED:
+        return f"{what} was stopped or forgotten by the server (it keeps the last few dozen jobs). Start it again."
+    if job.error is not None:
+        return display.markdown(f"{what} failed: ", job.error)
+    return display.markdown(f"{what} failed because of a bug in calibdash: ", job.bug,
+                            ". The details are in the server's log; please report it.")
+
+
+def collect_jobs():
+    """File the outcome of the session's finished jobs into its results and messages (before every page)."""
+    ss = st.session_state
+    pool = job_pool()
+    for key, record in list(ss["jobs"].items()):
+        job = pool.job(key, owner=ss["token"])
+        if job is not None and not job.finished:
+            continue
+        del ss["jobs"][key]
+        ok = job is not None and job.state == jobs.DONE
+        if record["kind"] != "evaluate":
+            if ok:
+                _bounded(record["store"], record["result_key"], job.result)
+            elif job is not None and job.state == jobs.FAILED:
+                message = failure_message(job, record.get("what", "The run"))
+                fix = record.get("fixes", {}).get(getattr(job.error, "option", None))
+                _bounded("job_errors", key, message + (f"\n\n**In the app:** {fix}" if fix else ""))
+            continue
+        sha = record["sha"]
+        if ok:
+            for notion, res in job.result.items():
+                if record.get("input"):
+                    # a copy: sessions that asked for the same data and settings share the job's
+                    # result, and another session's file name must not show in this one's
+                    res = dataclasses.replace(res, config=dict(res.config, input=dict(record["input"], sha256=sha)))
+                _bounded("results", record["keys"][notion], res)
+            ss["active"][sha] = record["keys"]
+            message = f"Finished in {job.seconds:.1f} s ({', '.join(record['keys'])})."
+        else:
+            message = failure_message(job, "The evaluation")
+            if record["auto"]:
+                ss["declined"].add(sha)
+                ss["notices"].append(("error", message))
+        if not (ok and record["auto"]):  # the first visit's analysis was not the user's Run: no "Finished" on Evaluate
+            ss["run_message"] = (sha, ok, message)
+
+
+def pending_evaluation(sha):
+    """Whether this session has an evaluation of the data ``sha`` queued or running."""
+    return any(r["kind"] == "evaluate" and r["sha"] == sha for r in st.session_state["jobs"].values())
+
+
+CANCELLED_MESSAGE = "Cancelled. Change a setting, or press **Run again**, to start it again."
+
+
+def job_result(key, fn, kwargs, *, title, store, result_key=None, stay_cancelled=False, what="The run", fixes=None):
+    """(result, error message) of the job ``key`` computing ``fn(**kwargs)``, submitted if new; both
+    None while it runs, its progress and Cancel button then shown here. The result is kept in the
+    session's ``store`` under ``result_key`` (default ``key``), a failure's message in ``job_errors``.
+    ``stay_cancelled``: once cancelled, the job is not submitted again (the error is
+    :data:`CANCELLED_MESSAGE`) until :func:`forget_cancel` (a page that runs its job without a
+    button, on every rerun, would otherwise start it again at once). A failure's message begins
+    with ``what`` ("The run failed: ...") and ends with what to do in the app, ``fixes[option]``
+    (markdown), when the error names a loader option (``InputError.option``).
+    """
+    ss = st.session_state
+    result_key = key if result_key is None else result_key
+    if result_key in ss[store]:
+        return ss[store][result_key], None
+    if key in ss["job_errors"]:
+        return None, ss["job_errors"][key]
+    if stay_cancelled and key in ss["cancelled"]:
+        return None, CANCELLED_MESSAGE
+    if key not in ss["jobs"]:
+        record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key,
+                  "stay_cancelled": stay_cancelled, "what": what, "fixes": dict(fixes or {})}
+        error = submit_job(key, fn, kwargs, record)
+        if error:
+            return None, error
+    job_progress(key)
+    return None, None
+
+
+def forget_cancel(key):
+    """Allow the cancelled job ``key`` (see :func:`job_result`) to be submitted again."""
+    st.session_state["cancelled"].pop(key, None)
+
+
+def job_panel(container, page):
+    """In ``container``: the session's notices and the progress of its evaluations (after the page, on every page).
+
+    A notice stays until the user opens another page (``page``: the current page's url_path):
+    the rerun that files a finished job follows a first visit within a second, too soon to read it.
+    """
+    ss = st.session_state
+    with container:
+        shown = ss.setdefault("notices_page", page)
+        if shown != page:
+            ss["notices"], ss["notices_page"] = [], page
+        for kind, message in ss["notices"]:
+            getattr(st, kind)(message)
+        for key, record in list(ss["jobs"].items()):
+            if record["kind"] == "evaluate":
+                job_progress(key)
+
+
+@st.fragment(run_every=POLL_SECONDS)
+def job_progress(key):
+    """Progress bar and Cancel button of the session's job ``key``, refreshed until it is over; then the
+    whole app reruns, and :func:`collect_jobs` files the outcome."""
+    ss = st.session_state
+    record = ss["jobs"].get(key)
+    job = job_pool().job(key, owner=ss["token"]) if record else None
+    if job is None or job.finished:
+        st.rerun()
+    done, total, message = job.progress
+    if job.state == jobs.QUEUED:
+        ahead = job_pool().position(job)
+        status = f"waiting for a free worker ({ahead} job(s) ahead)" if ahead else "waiting for a free worker"
+    else:
+        status = f"{message} ({job.seconds:.0f} s)"
+    with st.container(border=True, key=f"job__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}"):
+        st.progress(min(max(done / total, 0.0), 1.0) if total else 0.0,
+                    text=record["title"] + ": " + display.escape_markdown(status))
+        if st.button("Cancel", key=f"cancel__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}",
+                     help="Stop this run. Results computed earlier stay."):
+            cancel_job(key)
+            st.rerun()
+
+
+# -- the Compare and Learn pages' runs (calibdash.evaluation.compare, calibdash.lab.studies) --
+def comparison_key(models, settings):
+    """Cache key of a comparison: the data fingerprints and the settings."""
+    return (tuple((name, pred.sha256) for name, pred in models.items()), tuple(sorted(settings.items())))
+
+
+def run_comparison(models, settings):
+    """Compare ``models`` ({name: Predictions}) with ``settings``, as a job of the server's pool.
+
+    Returns (ComparisonResult or None, message (markdown) or None); never raises. While the
+    job runs both are None and its progress is shown where this is called.
+    """
+    key = comparison_key(models, settings)
+    kwargs = dict(models=dict(models), notion=settings["notion"], estimator=settings["estimator"],
+                  random_state=settings["seed"])
+    return job_result(("compare", key), cd.compare, kwargs, title="Comparing the models", store="cmp_results",
+                      result_key=key)
+
+
+def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
+    """calibdash.lab.studies.estimates_study for these settings, as a job: (result, error) as
+    :func:`job_result` returns them."""
+    from calibdash.lab import studies
+
+    kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
+                  random_state=seed)
+    key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, seed)
+    return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results")
+
+
+def lab_figure1(n, n_seeds, seed):
+    """calibdash.lab.studies.figure1 for these settings, as a job: (result, error) as :func:`job_result` returns them."""
+    from calibdash.lab import studies
+
+    return job_result(("lab_figure1", n, n_seeds, seed), studies.figure1, dict(n=n, n_seeds=n_seeds, random_state=seed),
+                      title="Computing the risk curves", store="lab_results")

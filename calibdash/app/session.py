@@ -1,0 +1,116 @@
+"""A session's state: its defaults, the widget values kept across pages, its token and the
+server-side store that a reload restores it from, and the handle of the server's job pool.
+
+Streamlit drops a widget's value when its page is not rendered; the state the pages share
+lives in plain session keys (and, through the token, in :class:`calibdash.app.jobs.SessionStore`).
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import calibdash as cd
+from calibdash.app import jobs
+from calibdash.display import text as display
+from calibdash.lab import demo
+
+# Widgets whose values init_state keeps across page changes (and a reload restores).
+KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
+
+# The address's query parameter that holds the session's token.
+TOKEN_PARAM = "session"
+# Dicts the session shares by reference with its entry in the session store, so that the
+# entry is always up to date; and the values copied into it on every run.
+SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "val_results", "job_errors", "cancelled")
+COPIED_STATE = ("data_source", "data_demo", "data_group", "upload", "upload_input", "cmp_uploads")
+
+
+def init_state():
+    """Defaults for the shared keys, and keep widget values alive when their page is not shown."""
+    ss = st.session_state
+    start_jobs_state()
+    # The data in use, in plain keys that the Data page's widgets write through their
+    # callbacks: Streamlit may drop a widget's value when a polling fragment reruns just after
+    # a page change (seen in chromium: the upload fell back to the demo), never a plain key.
+    ss.setdefault("data_source", "demo")
+    ss.setdefault("data_demo", demo.DEFAULT_DEMO)
+    # The grouping column of the subgroups (Data and Validate pages, calibdash.app.clinical): a column name,
+    # False for no subgroups, None for the first grouping column the data keep.
+    ss.setdefault("data_group", None)
+    ss.setdefault("results", {})  # cache key -> EvaluationResult
+    ss.setdefault("active", {})  # data sha256 -> {notion: cache key} of the last good run
+    ss.setdefault("run_message", None)
+    # Streamlit forgets a widget's value when a page without it runs; reassigning the
+    # value every run keeps the Evaluate and Reliability settings across page changes.
+    for key in list(ss.keys()):
+        if isinstance(key, str) and key.startswith(KEPT_WIDGETS):
+            ss[key] = ss[key]
+    remember_session()
+
+
+# -- the server's pool of jobs, and the store that keeps a session across a reload --------
+@st.cache_resource(show_spinner=False)
+def job_pool():
+    """The server's one pool of jobs (CALIBDASH_MAX_JOBS, CALIBDASH_JOB_CORES), shared by all sessions."""
+    return jobs.JobPool.from_environment()
+
+
+@st.cache_resource(show_spinner=False)
+def session_store():
+    """Sessions' state by token, so that a reload finds its upload, results and jobs again."""
+    return jobs.SessionStore()
+
+
+def start_jobs_state():
+    """On a session's first run: its token, and the state a reload left behind under it (from init_state)."""
+    ss = st.session_state
+    if "token" in ss:
+        return
+    try:
+        job_pool()
+    except cd.ConfigError as e:  # a misconfigured server: say so on every page
+        st.error(display.markdown(e), icon=":material/error:")
+        st.stop()
+    ss["notices"] = []
+    given = st.query_params.get(TOKEN_PARAM)
+    entry = session_store().get(given) if given else None
+    if entry is None:
+        ss["token"] = jobs.new_token()
+        if given:
+            ss["notices"].append(("warning", "This address names a session the server no longer has (unused for two "
+                                  "hours, or the server restarted): its upload and results could not be restored. "
+                                  "Upload your data again on the Data page."))
+    else:
+        ss["token"] = given
+        for key, value in entry.items():
+            ss[key] = value
+        ss["notices"].append(("info", restored_message(entry)))
+    for key in SHARED_STATE:
+        ss.setdefault(key, {})
+    ss.setdefault("declined", set())  # demo sets whose automatic analysis was cancelled or failed
+
+
+def restored_message(entry):
+    """What a reload restored, as markdown."""
+    parts = []
+    if entry.get("upload") is not None:
+        parts += ["your upload ", display.user(entry["upload"].source_name), ", "]
+    parts.append(f"{len(entry['active'])} analysed data set(s)")
+    if entry["jobs"]:
+        parts.append(f" and {len(entry['jobs'])} running job(s)")
+    return display.markdown("Restored after the reload: ", *parts, ".")
+
+
+def remember_session():
+    """Keep the session's state on the server under its token, and the token in the address.
+
+    Streamlit drops the address's query parameters on a page change; setting the token again
+    on every run keeps it there, so that a reload brings it back.
+    """
+    ss = st.session_state
+    entry = {key: ss[key] for key in SHARED_STATE}
+    entry.update({key: ss[key] for key in COPIED_STATE if key in ss})
+    entry.update({key: ss[key] for key in list(ss.keys()) if isinstance(key, str) and key.startswith(KEPT_WIDGETS)})
+    session_store().put(ss["token"], entry)
+    if st.query_params.get(TOKEN_PARAM) != ss["token"]:
+        st.query_params[TOKEN_PARAM] = ss["token"]

@@ -1,0 +1,110 @@
+"""The settings the pages offer: the Evaluate page's notions, estimators, grids and split (read
+and checked before a job is submitted), the paper's defaults, the Compare page's default models
+and the Learn page's scenarios."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
+from calibdash.evaluation.config import check_rows, config_fingerprint, resolve
+from calibdash.evaluation.gridtext import format_grid, parse_grid_text
+from calibdash.metrics.literature import DEFAULT_OTHERS
+
+NOTIONS = ("top-label", "canonical", "classwise")
+DEFAULT_NOTIONS = ["top-label", "canonical"]
+
+
+def editable(name):
+    """Whether the grid of ``name`` is offered for editing (not for the fixed 15-bin baseline)."""
+    return REGISTRY[name].tunable
+
+
+def estimator_summary(name):
+    """One line saying what estimator ``name`` is (from the registry)."""
+    return f"{name}: {REGISTRY[name].summary}"
+
+
+def parameter_help(param):
+    """Help for a grid's text box: what the parameter does, from the registry."""
+    described = parameter(param)
+    return (described.help + " " if described else "") + "The risk is computed for every value; the lowest wins."
+
+
+def default_grid_text(notion, name):
+    """The paper's grid of ``name`` for ``notion`` as editable text."""
+    _, grids = resolve(notion, [name])
+    return format_grid(grids[name][tuned_param(name)])
+
+
+def _same_text(a, b):
+    return [t.strip() for t in a.split(",")] == [t.strip() for t in b.split(",")]
+
+
+def default_config(notion):
+    """The paper's settings for one notion (what the first visit runs on the demo)."""
+    return {"notion": notion, "estimators": list(DEFAULT_ESTIMATORS[notion]), "grids": {}, "others": list(DEFAULT_OTHERS[notion]),
+            "test_size": 0.2, "n_folds": 5, "random_state": 0}
+
+
+def config_key(data_sha, config):
+    """Cache key of a run: :func:`calibdash.evaluation.config.config_fingerprint` of its settings."""
+    return config_fingerprint(data_sha, **config)
+
+
+def read_settings(*, n_rows=None):
+    """The Evaluate page's widgets as one config per notion; raises ValueError with a message.
+
+    Every value and limit is checked here, before a job is submitted; with ``n_rows``, the
+    data's rows, the bin counts too (at most one bin per row)."""
+    ss = st.session_state
+    notions = ss.get("cfg__notions", DEFAULT_NOTIONS)
+    if not notions:
+        raise ValueError("Choose at least one notion of calibration.")
+    configs = []
+    for notion in notions:
+        names = ss.get(f"cfg__est__{notion}", list(DEFAULT_ESTIMATORS[notion]))
+        if not names:
+            raise ValueError(f"Choose at least one estimator for the {notion} notion.")
+        grids = {}
+        for name in names:
+            if not editable(name):
+                continue
+            text = ss.get(f"cfg__grid__{notion}__{name}")
+            # The default text shows rounded values; unchanged text means the exact defaults
+            # (and the same cache key as the automatic first run).
+            if text is None or _same_text(text, default_grid_text(notion, name)):
+                continue
+            param = tuned_param(name)
+            try:
+                grids[name] = {param: parse_grid_text(text, param)}
+            except ValueError as e:
+                raise ValueError(f"{notion}, {name}: {e}") from None
+        config = {
+            "notion": notion,
+            "estimators": list(names),
+            "grids": grids,
+            "others": list(ss.get(f"cfg__others__{notion}", DEFAULT_OTHERS[notion])),
+            "test_size": float(ss.get("cfg__test_size", 0.2)),
+            "n_folds": int(ss.get("cfg__n_folds", 5)),
+            "random_state": int(ss.get("cfg__seed", 0)),
+        }
+        _, full = resolve(notion, config["estimators"], grids or None)  # checks every value, with clear messages
+        if n_rows is not None:
+            check_rows(notion, full, n_rows)
+        configs.append(config)
+    return configs
+
+
+# -- the Compare and Learn pages ------------------------------------------------------
+# The Learn page's scenarios: {label: (kind, parameters) of calibdash.lab.studies}.
+LAB_SCENARIOS = {
+    "Dirichlet simulation (paper, Sec. 5.1)": ("dirichlet", {}),
+    "Widmann et al.: calibrated (M1)": ("widmann", {"model": "calibrated"}),
+    "Widmann et al.: mixed (M2)": ("widmann", {"model": "mixed"}),
+    "Widmann et al.: uniform (M3)": ("widmann", {"model": "uniform"}),
+    "Binary logistic": ("logistic", {}),
+    "Class-dependent logit bias": ("logit-bias", {}),
+    "Nearly calibrated (piecewise-linear log-probabilities)": ("piecewise", {}),
+}
+COMPARE_DEFAULT_MODELS = ["digits: random forest", "digits: logistic regression"]
