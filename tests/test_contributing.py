@@ -1,6 +1,7 @@
 """CONTRIBUTING.md's worked example works as written: a new family added by its module and
 its registry entry alone is run by the pipeline, parsed by the command line, named in
-figures and cited by the report."""
+figures and cited by the report. And the map of the code, docs/architecture.md, stays true:
+every path it (or CONTRIBUTING.md) names exists, and it names every module of the package."""
 
 from __future__ import annotations
 
@@ -64,3 +65,76 @@ def test_the_worked_example_adds_a_family_with_its_module_and_registry_entry_onl
     registry.write_text(text)
     out = subprocess.run([sys.executable, "-c", CHECK], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+# -- docs/architecture.md stays true to the tree -------------------------------------------
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def doc_paths(text, doc_dir, root=ROOT):
+    """The repository paths ``text`` (markdown in ``doc_dir``) names, as paths relative to
+    ``root``: every link's target that is not a web address or an anchor (relative to
+    ``doc_dir``), and every code span outside links that looks like a path (it contains a
+    slash or ends in ``.py`` or ``.md``; relative to ``root``). A span with a space is a
+    command, and one with ``<`` or ``*`` a pattern: neither is a path. Fenced blocks are
+    left out."""
+    text = re.sub(r"^```.*?^```", "", text, flags=re.S | re.M)
+    found = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        target = target.split("#")[0]
+        if target and not re.match(r"[a-z]+:", target):
+            found.append((doc_dir / target).resolve().relative_to(root.resolve()).as_posix())
+    outside_links = re.sub(r"\[[^\]]*\]\([^)]*\)", "", text)
+    for span in re.findall(r"`([^`\n]+)`", outside_links):
+        if (" " in span or "<" in span or "*" in span or span.startswith("-")
+                or not ("/" in span or span.endswith((".py", ".md")))):
+            continue
+        found.append(span.rstrip("/"))
+    return found
+
+
+def missing_paths(text, doc_dir, root=ROOT):
+    """The paths ``text`` names that do not exist under ``root``."""
+    return sorted({p for p in doc_paths(text, doc_dir, root) if not (root / p).exists()})
+
+
+def unmentioned_modules(text, doc_dir, root=ROOT):
+    """The modules of ``root/calibdash`` that ``text`` names neither by their file's path nor,
+    for a package's ``__init__.py``, by the package's folder."""
+    named = {p.rstrip("/") for p in doc_paths(text, doc_dir, root)}
+    out = []
+    for path in sorted((root / "calibdash").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel not in named and not (path.name == "__init__.py" and path.parent.relative_to(root).as_posix() in named):
+            out.append(rel)
+    return out
+
+
+def test_the_architecture_page_names_only_paths_that_exist():
+    missing = missing_paths(ARCHITECTURE.read_text(), ARCHITECTURE.parent)
+    assert not missing, "docs/architecture.md names paths that do not exist:\n" + "\n".join(missing)
+
+
+def test_the_architecture_page_names_every_module():
+    missing = unmentioned_modules(ARCHITECTURE.read_text(), ARCHITECTURE.parent)
+    assert not missing, "modules docs/architecture.md does not name (add them to its tables):\n" + "\n".join(missing)
+
+
+def test_contributing_names_only_paths_that_exist():
+    # besides the file its worked example creates
+    missing = set(missing_paths((ROOT / "CONTRIBUTING.md").read_text(), ROOT)) - {"calibdash/estimators/knn.py"}
+    assert not missing, "CONTRIBUTING.md names paths that do not exist:\n" + "\n".join(sorted(missing))
+
+
+def test_the_path_checks_can_fail(tmp_path):
+    (tmp_path / "calibdash" / "core").mkdir(parents=True)
+    for name in ("__init__.py", "errors.py", "core/__init__.py", "core/risk.py", "core/gone.py"):
+        (tmp_path / "calibdash" / name).write_text("")
+    (tmp_path / "docs").mkdir()
+    text = ("[risk](../calibdash/core/risk.py), [the core](../calibdash/core/), [a web page](https://example.org/x.py), "
+            "[an anchor](#layers), [stale](../calibdash/core/old.py#L1), `calibdash/errors.py`, `calibdash/lost.py`, "
+            "`moved.md`, `streamlit run app.py`, `tests/<subpackage>/test_<module>.py`, `calibdash.core.risk`, "
+            "[`calibdash/core/risk.py`](../calibdash/core/risk.py)\n```\ncalibdash/in_a_diagram.py\n`calibdash/fenced.py`\n```\n")
+    assert missing_paths(text, tmp_path / "docs", tmp_path) == ["calibdash/core/old.py", "calibdash/lost.py", "moved.md"]
+    # the package's own __init__.py and core/gone.py are named nowhere; core/__init__.py by its folder
+    assert unmentioned_modules(text, tmp_path / "docs", tmp_path) == ["calibdash/__init__.py", "calibdash/core/gone.py"]
