@@ -78,6 +78,7 @@ from calibdash.clinical.logistic import (
     logit,
 )
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
+from calibdash.deprecation import renamed_parameters
 from calibdash.errors import ConfigError, InputError
 from calibdash.predictions import Predictions
 
@@ -717,7 +718,8 @@ class SampleAnalysis:
     notes: list
 
 
-def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None, clusters=None, curve_grid=None,
+@renamed_parameters(seed="random_state")
+def analyse_sample(p, y, *, n_resamples, random_state, level, method="loess", curve=None, clusters=None, curve_grid=None,
                    thresholds=None, n_jobs=1, on_chunk=None):
     """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample:
     the part of :func:`validate_risk_model` that analyses the whole data or one group.
@@ -727,7 +729,8 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None
     p, y : ndarray of shape (n,)
         Risks and 0/1 outcomes.
     n_resamples : int
-    seed : int or numpy.random.SeedSequence
+    random_state : int or numpy.random.SeedSequence
+        Seed of the bootstrap (a SeedSequence to spawn from, e.g. one per group).
     level : float
     method : {"loess", "levels", "none"}
         The calibration curve (see :func:`validate_risk_model`).
@@ -741,8 +744,7 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None
     given: no interval the data cannot support (DeLong's and the bootstrap's need events to
     resample; the profile intervals of a handful of events are unbounded).
     """
-    if not isinstance(seed, np.random.SeedSequence):
-        seed = np.random.SeedSequence(seed)
+    seed = random_state if isinstance(random_state, np.random.SeedSequence) else np.random.SeedSequence(random_state)
     notes = []
     est, curve = _point_statistics(p, y, method, curve)
     est = np.asarray(est, dtype=float)
@@ -1028,7 +1030,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
         whole = analyse_sample(
-            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, curve=curve, clusters=centre_rows,
+            p_k, y_k, n_resamples=n_resamples, random_state=block_seed, level=level, method=method, curve=curve, clusters=centre_rows,
             curve_grid=grid if method == "loess" else None, thresholds=THRESHOLDS, n_jobs=n_jobs,
             on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
         notes += [f"Class {cls!r}, whole data: {note}" for note in whole.notes]
@@ -1062,7 +1064,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
                 continue
             judged.append(rows)
             g_method, g_curve = _group_curve(pg, yg, method)
-            ga = analyse_sample(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
+            ga = analyse_sample(pg, yg, n_resamples=n_resamples, random_state=group_seed, level=level, method=g_method,
                                 curve=g_curve,
                           thresholds=THRESHOLDS, n_jobs=n_jobs,
                           on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))
