@@ -84,8 +84,8 @@ def renamed_attribute(new, old):
                       f"use .{new}.", DeprecationWarning, stacklevel=2)
         return getattr(self, new)
 
-    prop = property(getter, doc=f"Deprecated: the same as ``{new}``.")
-    return prop
+    getter.__deprecated__ = new  # how a check of the vocabulary tells this alias from a plain attribute
+    return property(getter, doc=f"Deprecated: the same as ``{new}``.")
 
 
 def translate_keys(mapping, renames, values=None):

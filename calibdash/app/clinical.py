@@ -73,7 +73,7 @@ GROUP_FLAGS = {"judged": "judged", "imprecise": "imprecise: read the intervals",
 
 #: What to do on this page about a refusal that names a loader option (InputError.option).
 FIXES = {
-    "group_columns": "choose another grouping column under **Grouping column** above, or "
+    "groups": "choose another grouping column under **Grouping column** above, or "
                      f"{NO_GROUPS_LABEL.strip('()')}.",
     "positive": "choose the class under **Class validated** above.",
     "clusters": "choose another grouping column under **Grouping column** above, use it as subgroups, or "

@@ -443,11 +443,11 @@ def _group_labels(groups, p, n):
     if isinstance(groups, str):
         if not isinstance(p, Predictions):
             raise InputError(f"groups={groups!r} names a column, but only a loaded table has columns; pass the group "
-                             "labels themselves (one per row).", option="group_columns")
+                             "labels themselves (one per row).", option="groups")
         if groups not in p.groups:
             have = ", ".join(repr(c) for c in p.groups) or "none"
             raise InputError(f"There is no grouping column {groups!r}; the grouping columns kept are: {have}. "
-                             "Name it with group_columns= when loading.", option="group_columns")
+                             "Name it with groups= when loading.", option="groups")
         values, name = p.groups[groups], groups
     else:
         values, name = groups, getattr(groups, "name", None) or "group"
@@ -460,12 +460,12 @@ def _group_labels(groups, p, n):
     if len(distinct) < 2:
         raise InputError(
             f"The grouping column {str(name)!r} has {len(distinct)} distinct value"
-            f"{'' if len(distinct) == 1 else 's'}; subgroups need at least two.", option="group_columns")
+            f"{'' if len(distinct) == 1 else 's'}; subgroups need at least two.", option="groups")
     if len(distinct) > MAX_GROUPS:
         raise InputError(
             f"The grouping column {str(name)!r} has {len(distinct)} distinct values; at most {MAX_GROUPS} are "
             "allowed. A grouping variable is a category such as sex, age band or hospital: bin a "
-            "continuous column into a few bands first.", option="group_columns")
+            "continuous column into a few bands first.", option="groups")
     return np.asarray(labels, dtype=object), str(name)
 
 
