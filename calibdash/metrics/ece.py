@@ -93,7 +93,7 @@ __all__ = [
 
 ECE_NOTIONS = ("top-label", "classwise")
 STRATEGIES = ("uniform", "quantile")
-# The retired name of STRATEGIES (and its retired words) for one release; not exported.
+# The retired name of STRATEGIES, kept for one release (binning= takes either words); not exported.
 BINNINGS = STRATEGIES
 
 # Largest number of grid cells of the KDE integral (memory of the bootstrap blocks).
