@@ -21,6 +21,7 @@ LAYERS = (
     ("ground floor", (
         "calibdash",  # the package itself: its names load on first use (PEP 562), so it imports nothing
         "calibdash.errors", "calibdash.limits", "calibdash.text", "calibdash.predictions", "calibdash.deprecation",
+        "calibdash.intervals",
     )),
     ("mathematics", ("calibdash.core",)),
     ("estimators", ("calibdash.estimators", "calibdash.metrics")),

@@ -80,6 +80,7 @@ from calibdash.clinical.logistic import (
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
 from calibdash.deprecation import renamed_parameters
 from calibdash.errors import ConfigError, InputError
+from calibdash.intervals import stored_interval
 from calibdash.predictions import Predictions
 
 __all__ = [
@@ -268,10 +269,11 @@ class RiskValidation:
             raise KeyError(f"no metric {name!r} for class {cls!r} and group {group!r}")
         return rows.iloc[0]
 
-    def confidence_interval(self, name, *, group=None, cls=None):
-        """``(ci_low, ci_high)`` of one metric."""
+    def confidence_interval(self, name, *, group=None, cls=None, level=None):
+        """``(ci_low, ci_high)`` of one metric, a :class:`~calibdash.intervals.ConfidenceInterval`;
+        ``level`` may only be None or the validation's level (``settings["level"]``)."""
         row = self.metric(name, group=group, cls=cls)
-        return float(row["ci_low"]), float(row["ci_high"])
+        return stored_interval(row["ci_low"], row["ci_high"], self.settings.get("level"), level)
 
     def recalibrate(self, p, *, cls=None, model="logistic recalibration"):
         """Risks updated by the fitted recalibration: ``expit(a + logit p)`` for

@@ -190,7 +190,8 @@ class EvaluationResult:
 
         Returns
         -------
-        (low, high) : tuple of float
+        ConfidenceInterval
+            ``(low, high)``, a named tuple with SciPy's field names.
         """
         check_level(level)
         if estimator is None:
