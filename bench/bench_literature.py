@@ -74,7 +74,7 @@ def main():
             est = cd.skce(Pd, yd)
             ours = median_time(lambda: cd.skce(Pd, yd), repeats=args.repeats)
             base = median_time(lambda: dense_skce(Pd, yd, est.bandwidth), repeats=max(1, args.repeats))
-            assert abs(dense_skce(Pd, yd, est.bandwidth) - est.value) <= 1e-9 * abs(est.value) + 1e-15
+            assert abs(dense_skce(Pd, yd, est.bandwidth) - est.estimate) <= 1e-9 * abs(est.estimate) + 1e-15
             t_test = median_time(lambda: cd.calibration_test(Pd, yd, n_resamples=1000), repeats=1, warmup=0)
             t_block = median_time(lambda: cd.calibration_test(Pd, yd, estimator="block"), repeats=args.repeats)
             ratios.append(f"| {label} | {ours:.2f} | {base:.2f} | {base / ours:.1f}x | {t_test:.1f} | {t_block:.2f} |")

@@ -65,7 +65,7 @@ EXAMPLE = """\
 example (the reduced grid keeps it to a few seconds):
   python -m calibdash evaluate ../shared/data/cifar10_lenet5.npz --notion top-label \\
       --estimators 15-bins,bins,kde --grid bins.n_bins=5,10,20 --grid kde.bandwidth=0.01,0.1 \\
-      --seed 0 --jobs 2 --out out/lenet5
+      --random-state 0 --jobs 2 --out out/lenet5
   python -m calibdash rerun out/lenet5/result.json --use-recorded-paths
 """
 
@@ -98,7 +98,7 @@ LIMITS_HELP = ("limits, checked before any work (raise one by setting its enviro
 
 #: The command-line flag of each loader option (a refusal about an option names the flag).
 LOAD_FLAGS = {"kind": "--kind", "label_column": "--label-column", "prob_columns": "--prob-columns",
-              "positive": "--positive", "class_names": "--class-names", "group_columns": "--group-columns",
+              "positive": "--positive", "class_names": "--class-names", "groups": "--groups",
               "labels": "--labels"}
 
 INTERNAL_ERROR = ("calibdash: internal error (a bug, not a problem with your input): please report it to the "
@@ -111,6 +111,21 @@ class CLIError(ConfigError):
 
 def _wrap(text):
     return textwrap.fill(text, 88)
+
+
+class _RetiredFlag(argparse.Action):
+    """A flag renamed to the scientific Python vocabulary (``--seed`` -> ``--random-state``):
+    it still works for one release, hidden from --help, with a note on stderr that names
+    the new flag (the numbers are the same)."""
+
+    def __init__(self, option_strings, dest, *, new, **kwargs):
+        self.new = new
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        print(f"calibdash: note: {option_string} is deprecated and will be removed in the next release; "
+              f"use {self.new}.", file=sys.stderr)
+        setattr(namespace, self.dest, values)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -506,7 +521,7 @@ def _n_jobs(args):
 # ----------------------------------------------------------------------------- commands
 def _load_options(args):
     """The loader options given on the command line ({option: value}, None when not given)."""
-    lists = {"prob_columns", "class_names", "group_columns"}
+    lists = {"prob_columns", "class_names", "groups"}
     options = {}
     for option in LOAD_OPTIONS:
         value = getattr(args, option, None)
@@ -598,7 +613,7 @@ def cmd_evaluate(args):
     single = len(paths) == 1
     folders = _plan_outputs(args.out, names, single=single, inputs=[*paths, *(lab for lab in labels if lab)])
     out = Path(args.out)
-    settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.seed, n_jobs=_n_jobs(args))
+    settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.random_state, n_jobs=_n_jobs(args))
     progress = Progress(enabled=not args.quiet)
     command = ["python", "-m", "calibdash", *args.argv]
     models = {}
@@ -660,12 +675,12 @@ def _load_for_validation(args):
     for validation)."""
     options = _load_options(args)
     kept = list(dict.fromkeys(c for c in (args.groups, args.clusters) if c is not None))
-    options["group_columns"] = kept or None
+    options["groups"] = kept or None
     given = {k: v for k, v in options.items() if v is not None}
     try:
         return load_predictions(args.predictions, args.labels, **given), None
     except InputError as e:
-        if getattr(e, "option", None) == "group_columns":
+        if getattr(e, "option", None) == "groups":
             raise CLIError(f"{_column_flag(e, args)}: {e}") from None
         if getattr(e, "option", None) != "positive" or args.positive is None:
             raise
@@ -702,7 +717,7 @@ def _validation_options(args):
     limits.RESAMPLES.check(args.n_resamples, "--n-resamples")
     if args.jobs == 0:
         raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
-    options = dict(groups=args.groups, n_resamples=args.n_resamples, random_state=args.seed,
+    options = dict(groups=args.groups, n_resamples=args.n_resamples, random_state=args.random_state,
                    calibration_error=args.calibration_error, n_jobs=args.jobs)
     # given only when set, so that the library's defaults (and their documentation) hold otherwise
     if args.clusters is not None:
@@ -729,7 +744,7 @@ def cmd_validate(args):
     try:
         v = validate_risk_model(pred, positive=positive, progress=progress.callback("validate"), **options)
     except InputError as e:
-        if getattr(e, "option", None) == "group_columns":  # named --groups (--clusters) here, not --group-columns
+        if getattr(e, "option", None) == "groups":  # named --groups (--clusters) here, not --group-columns
             raise CLIError(f"{_column_flag(e, args)}: {e}") from None
         raise
     finally:
@@ -1144,9 +1159,10 @@ def build_parser():
     ev.add_argument("--class-names", metavar="LIST",
                     help="comma-separated class names in column order (one probability column: negative, positive); "
                          "labels given as names are matched to them")
-    ev.add_argument("--group-columns", metavar="LIST",
+    ev.add_argument("--groups", metavar="LIST",
                     help="comma-separated columns of a table kept as grouping variables (e.g. a site); they do not "
                          "change the numbers")
+    ev.add_argument("--group-columns", dest="groups", action=_RetiredFlag, new="--groups", help=argparse.SUPPRESS)
     ev.add_argument("--notion", action="append", metavar="NOTION",
                     help="notion of calibration: top-label, canonical or classwise; repeat the option or separate "
                          "with commas (--notion top-label,canonical); default: top-label and canonical, as in the app")
@@ -1166,7 +1182,10 @@ def build_parser():
     ev.add_argument("--test-size", type=float, default=0.2, metavar="F",
                     help="fraction of rows held out for the final estimate, never used for choosing (default 0.2)")
     ev.add_argument("--folds", type=int, default=5, metavar="K", help="cross-validation folds on the other rows (default 5, at least 2)")
-    ev.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the split; the same seed gives the same numbers (default 0)")
+    ev.add_argument("--random-state", type=int, default=0, metavar="S",
+                    help="seed of the split; the same seed gives the same numbers (default 0)")
+    ev.add_argument("--seed", type=int, dest="random_state", action=_RetiredFlag, new="--random-state",
+                    help=argparse.SUPPRESS)
     ev.add_argument("--jobs", type=int, default=None, metavar="N",
                     help="parallel tasks (-1: every core); the numbers do not depend on it (default 1, or -1 with "
                          "--dask-scheduler)")
@@ -1236,8 +1255,10 @@ def build_parser():
     va.add_argument("--n-resamples", type=int, default=1000, metavar="N",
                     help="bootstrap resamples for the intervals of O:E, ICI, Brier, the curve and net benefit "
                          "(default 1000; 0 skips them)")
-    va.add_argument("--seed", type=int, default=0, metavar="S", help="seed of the bootstrap; the same seed gives the "
-                                                                        "same numbers (default 0)")
+    va.add_argument("--random-state", type=int, default=0, metavar="S",
+                    help="seed of the bootstrap; the same seed gives the same numbers (default 0)")
+    va.add_argument("--seed", type=int, dest="random_state", action=_RetiredFlag, new="--random-state",
+                    help=argparse.SUPPRESS)
     va.add_argument("--clusters", metavar="COLUMN",
                     help="the column of centres (hospitals, sites) the rows come from: whole-data intervals from a "
                          "cluster bootstrap (resampling centres) and a random-effects meta-analysis of O:E, "
@@ -1255,7 +1276,7 @@ def build_parser():
     va.add_argument("--out", required=True, metavar="DIR", help="output directory (created; files in it are replaced)")
     va.add_argument("--title", help="title of the HTML report")
     va.add_argument("--quiet", action="store_true", help="no progress and no verdicts; errors are still printed")
-    va.set_defaults(func=cmd_validate, group_columns=None)
+    va.set_defaults(func=cmd_validate)
 
     pl = sub.add_parser(
         "plan", help="the minimum size of an external validation study, from anticipated values (no data)",

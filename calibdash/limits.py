@@ -101,7 +101,7 @@ GRID_COMBINATIONS = Limit(
 FOLDS = Limit(
     "CALIBDASH_MAX_FOLDS", 100, "folds", "the cross-validation",
     "Every estimator is fitted once per fold and per grid value; 5 folds is the paper's choice.", "use fewer folds")
-#: Resamples of a bootstrap or a resampling test (``n_boot=``, ``n_resamples=``).
+#: Resamples of a bootstrap or a resampling test (``n_resamples=``).
 RESAMPLES = Limit(
     "CALIBDASH_MAX_RESAMPLES", 10_000, "resamples", "a bootstrap or resampling test",
     "Bootstrap and resampling tests hold a resample-by-row matrix: 10,000 resamples of 50,000 rows are 4 GB.",

@@ -24,7 +24,7 @@ __all__ = ["Predictions", "canonical_sha256", "KINDS", "LOAD_OPTIONS"]
 #: The readings of the numbers: detected, or chosen by the caller.
 KINDS = ("auto", "probabilities", "percent", "logits")
 #: The options of :func:`calibdash.load_predictions` that decide how a source is read (a run records them).
-LOAD_OPTIONS = ("kind", "label_column", "prob_columns", "positive", "class_names", "group_columns")
+LOAD_OPTIONS = ("kind", "label_column", "prob_columns", "positive", "class_names", "groups")
 
 _HASH_TAG = b"calibdash.Predictions.v1\0"
 
@@ -80,7 +80,7 @@ class Predictions:
         Neutral remarks on how the input was interpreted, every guess among them
         (:class:`~calibdash.errors.LoadNote` strings, each with a ``code``).
     groups : mapping of str to ndarray of str
-        Grouping columns kept from a table (``group_columns``): column name -> one string
+        Grouping columns kept from a table (``groups``): column name -> one string
         per row (missing values as ``""``). Read-only; not part of ``sha256``.
     sha256 : str
         Hex digest of the canonical bytes of ``probs``, ``labels`` and their shape; equal

@@ -25,14 +25,14 @@ FILES = ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html"
 
 # The reduced search of the CIFAR-10 run, on the command line and in Python.
 CLI_ARGS = ["--notion", "top-label,canonical", "--estimators", "15-bins,bins,kde,temperature",
-            "--grid", "bins.n_bins=5,10,20", "--grid", "kde.bandwidth=0.01,0.1", "--seed", "3", "--jobs", "2"]
+            "--grid", "bins.n_bins=5,10,20", "--grid", "kde.bandwidth=0.01,0.1", "--random-state", "3", "--jobs", "2"]
 PY_RUNS = {
     "top-label": dict(estimators=["15-bins", "bins", "kde", "temperature"],
                       grids={"bins": {"n_bins": [5, 10, 20]}, "kde": {"bandwidth": [0.01, 0.1]}}),
     "canonical": dict(estimators=["kde", "temperature"], grids={"kde": {"bandwidth": [0.01, 0.1]}}),
 }
 SMALL_ARGS = ["--notion", "top-label", "--estimators", "bins,kde", "--grid", "bins.n_bins=5,10",
-              "--grid", "kde.bandwidth=0.1,0.5", "--folds", "3", "--seed", "1"]
+              "--grid", "kde.bandwidth=0.1,0.5", "--folds", "3", "--random-state", "1"]
 SMALL_PY = dict(notion="top-label", estimators=["bins", "kde"], grids={"bins": {"n_bins": [5, 10]}, "kde": {"bandwidth": [0.1, 0.5]}},
                 n_folds=3, random_state=1)
 
@@ -238,7 +238,7 @@ def _bad_inputs(tmp):
         "one fold": ["evaluate", LENET, "--folds", "1", *out],
         "unknown notion": ["evaluate", LENET, "--notion", "top-label,best", *out],
         "no --out": ["evaluate", LENET],
-        "not a number": ["evaluate", LENET, "--seed", "zero", *out],
+        "not a number": ["evaluate", LENET, "--random-state", "zero", *out],
         "unknown literature estimator": ["evaluate", LENET, "--others", "ece-15-bins,ece-magic", *out],
         "literature estimator of no notion run": ["evaluate", LENET, "--notion", "top-label", "--others",
                                                   "variational-brier-temperature", *out],
@@ -294,8 +294,8 @@ def test_help_explains_every_option():
             assert action.help, f"{name}: {action.dest} has no help"
     proc = run_cli("evaluate", "--help", check=0)
     for option in ("--labels", "--kind", "--label-column", "--prob-columns", "--positive", "--class-names",
-                   "--group-columns", "--notion", "--estimators", "--grid", "--test-size", "--folds",
-                   "--seed", "--jobs", "--dask-scheduler", "--out", "--title", "--quiet"):
+                   "--groups", "--notion", "--estimators", "--grid", "--test-size", "--folds",
+                   "--random-state", "--jobs", "--dask-scheduler", "--out", "--title", "--quiet"):
         assert option in proc.stdout
     assert "rerun" in parser.format_help() and "evaluate" in parser.format_help()
 
@@ -433,12 +433,12 @@ def test_column_mapping_flags_are_recorded_and_rerun(tmp_path, capsys):
     assert main(["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", *small]) == 2
     assert "(on the command line: --positive)" in capsys.readouterr().err
     args = ["evaluate", str(csv), "--label-column", "dx", "--prob-columns", "score", "--positive", "malignant",
-            "--group-columns", "site", *small]
+            "--groups", "site", *small]
     assert main(args) == 0
     recorded = json.loads((out / "result.json").read_text())
     (res,) = load_run(out / "result.json")["clinic"].values()
     assert res.config["input"]["label_column"] == "dx" and res.config["input"]["prob_columns"] == ["score"]
-    assert res.config["input"]["positive"] == "malignant" and res.config["input"]["group_columns"] == ["site"]
+    assert res.config["input"]["positive"] == "malignant" and res.config["input"]["groups"] == ["site"]
     want = cd.load_predictions(csv, label_column="dx", prob_columns=["score"], positive="malignant")
     assert res.config["data_sha256"] == want.sha256 and recorded
     assert "malignant" in (out / "report.html").read_text()
@@ -552,3 +552,21 @@ def test_plan_help_lists_every_flag():
                  "--target-c", "--target-nb", "--lp-mean", "--lp-sd", "--sensitivity", "--specificity", "--level", "--out"):
         assert flag in text
     assert "Riley et al." in text and "exit status:" in text
+
+
+@pytest.mark.parametrize("command, old, new, dest, value", [
+    ("evaluate", ["--seed", "3"], ["--random-state", "3"], "random_state", 3),
+    ("evaluate", ["--group-columns", "site"], ["--groups", "site"], "groups", "site"),
+    ("validate", ["--seed", "5"], ["--random-state", "5"], "random_state", 5),
+])
+def test_retired_flags_still_work_with_a_note(command, old, new, dest, value, capsys):
+    # renamed to the scientific Python vocabulary; the old flags are hidden and work for one release
+    parser = build_parser()
+    args = parser.parse_args([command, "preds.csv", *new, "--out", "out"])
+    assert getattr(args, dest) == value and capsys.readouterr().err == ""
+    args = parser.parse_args([command, "preds.csv", *old, "--out", "out"])
+    assert getattr(args, dest) == value
+    err = capsys.readouterr().err
+    assert f"{old[0]} is deprecated" in err and f"use {new[0]}" in err
+    sub = next(a for a in parser._actions if a.dest == "cmd").choices[command]
+    assert old[0] not in sub.format_help() and new[0] in sub.format_help()

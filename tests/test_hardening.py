@@ -447,7 +447,7 @@ def test_every_limit_names_its_variable_and_the_variable_changes_it(monkeypatch)
         (GRID_COMBINATIONS, lambda: resolve("top-label", ["ukkr"], {"ukkr": {"lam": list(np.geomspace(1e-6, 1, 200)),
                                                                                "gamma": list(np.geomspace(1e-3, 1e3, 60))}})),
         (FOLDS, lambda: check_split(0.2, FOLDS.default + 1)),
-        (RESAMPLES, lambda: cd.ece_bootstrap("ece-15-bins", *_simulated(), n_boot=RESAMPLES.default + 1)),
+        (RESAMPLES, lambda: cd.ece_bootstrap("ece-15-bins", *_simulated(), n_resamples=RESAMPLES.default + 1)),
         (RESAMPLES, lambda: cd.calibration_test(*_simulated(), method="bootstrap", estimator="unbiased",
                                                 n_resamples=RESAMPLES.default + 1)),
     ]

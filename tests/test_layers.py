@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS = (
     ("ground floor", (
         "calibdash",  # the package itself: its names load on first use (PEP 562), so it imports nothing
-        "calibdash.errors", "calibdash.limits", "calibdash.text", "calibdash.predictions",
+        "calibdash.errors", "calibdash.limits", "calibdash.text", "calibdash.predictions", "calibdash.deprecation",
+        "calibdash.intervals",
     )),
     ("mathematics", ("calibdash.core",)),
     ("estimators", ("calibdash.estimators", "calibdash.metrics")),

@@ -270,7 +270,8 @@ def test_the_tests_mirror_the_package():
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_package.py",
-                     "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py"}, loose
+                     "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py",
+                     "test_deprecation.py"}, loose
 
 
 @pytest.fixture(scope="module")

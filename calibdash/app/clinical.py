@@ -73,7 +73,7 @@ GROUP_FLAGS = {"judged": "judged", "imprecise": "imprecise: read the intervals",
 
 #: What to do on this page about a refusal that names a loader option (InputError.option).
 FIXES = {
-    "group_columns": "choose another grouping column under **Grouping column** above, or "
+    "groups": "choose another grouping column under **Grouping column** above, or "
                      f"{NO_GROUPS_LABEL.strip('()')}.",
     "positive": "choose the class under **Class validated** above.",
     "clusters": "choose another grouping column under **Grouping column** above, use it as subgroups, or "
@@ -310,12 +310,12 @@ def report_download(container, v, label, pred, cls):
     """The "Validation report (HTML)" download, built when it is clicked."""
     name = file_label(label, pred, cls)
     seed = v.settings.get("random_state")
-    csv_name = download_name("validation_metrics", "csv", name, seed=seed)
+    csv_name = download_name("validation_metrics", "csv", name, random_state=seed)
     container.download_button(
         "Validation report (HTML)",
         lambda: cd.validation_report(v, title=f"Validation report: {label}", made_by="app",
                                      results_file=csv_name, predictions=pred).encode("utf-8"),
-        download_name("validation_report", "html", name, seed=seed), "text/html", key="dl_val_report",
+        download_name("validation_report", "html", name, random_state=seed), "text/html", key="dl_val_report",
         on_click="ignore",
         help="A self-contained HTML document ordered like TRIPOD+AI's items on model performance: data and outcome, "
              "events, sample size, the calibration hierarchy, discrimination, clinical usefulness, subgroups and "
@@ -328,7 +328,7 @@ def metrics_download(container, v, label, pred, cls):
     name = file_label(label, pred, cls)
     container.download_button(
         "Metrics (CSV)", lambda: metrics_csv(v).encode("utf-8"), download_name("validation_metrics", "csv", name,
-                                                                  seed=v.settings.get("random_state")),
+                                                                  random_state=v.settings.get("random_state")),
         "text/csv", key="dl_val_metrics", on_click="ignore",
         help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",
     )

@@ -72,7 +72,7 @@ APP_FIX = {
     "prob_columns": "Choose the probability columns under **Probability columns** below.",
     "positive": "Choose the positive class under **Positive class** below.",
     "class_names": "Type the class names under **Class names** below, in column order.",
-    "group_columns": "Change the choice under **Grouping columns** below.",
+    "groups": "Change the choice under **Grouping columns** below.",
     "kind": "Choose what the numbers are under **The numbers are** below.",
     "labels": "Upload the labels in the **Labels** box, or choose the label column under **Label column** below.",
 }
@@ -189,7 +189,7 @@ def upload_options(info):
     if info.table:
         options["label_column"] = ss.get("src__label_column")
         options["prob_columns"] = list(ss.get("src__prob_columns") or ()) or None
-        options["group_columns"] = list(ss.get("src__group_columns") or ()) or None
+        options["groups"] = list(ss.get("src__group_columns") or ()) or None
     if wants_positive(info):
         options["positive"] = ss.get("src__positive")
     if wants_class_names(info) and (ss.get("src__class_names") or "").strip():

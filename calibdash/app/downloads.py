@@ -8,6 +8,7 @@ import json
 import threading
 
 import calibdash as cd
+from calibdash.deprecation import renamed_parameters
 from calibdash.evaluation.evaluations import Evaluations
 
 # -- HTML report (for the report download; calibdash.reporting.html builds it) -------------
@@ -40,10 +41,11 @@ def file_slug(label):
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
 
 
-def download_name(what, ext, label, *, notion=None, seed=None):
+@renamed_parameters(seed="random_state")
+def download_name(what, ext, label, *, notion=None, random_state=None):
     """The file name of every download: what it holds, then the data, the notion and the seed it
     was computed with, e.g. ``summary_digits__random_forest_top-label_seed0.csv``."""
-    parts = [what, file_slug(label)] + ([notion] if notion else []) + ([f"seed{seed}"] if seed is not None else [])
+    parts = [what, file_slug(label)] + ([notion] if notion else []) + ([f"seed{random_state}"] if random_state is not None else [])
     return "_".join(parts) + "." + ext
 
 
@@ -54,7 +56,7 @@ def result_seed(results):
 
 def results_file_name(results, label):
     """The name of the "Full results (JSON)" download (the report's provenance names it too)."""
-    return download_name("results", "json", label, seed=result_seed(results))
+    return download_name("results", "json", label, random_state=result_seed(results))
 
 
 def results_download(container, results, label):
@@ -75,7 +77,7 @@ def report_download(container, results, pred, label):
     container.download_button(
         "Report (HTML)",
         lambda: report_bytes(results, pred, title=f"Calibration report: {label}", results_file=results_file_name(results, label)),
-        download_name("calibdash_report", "html", label, seed=result_seed(results)), "text/html", key="dl_report",
+        download_name("calibdash_report", "html", label, random_state=result_seed(results)), "text/html", key="dl_report",
         on_click="ignore",
         help="A self-contained HTML document: data fingerprint, configuration and seed, library versions, verdict, "
              "tables, figures and references with BibTeX. Opens offline in any browser.",
@@ -86,7 +88,7 @@ def report_download(container, results, pred, label):
 def comparison_file_name(what, ext, res):
     """The name of a Compare page download: named after the models compared, the notion and the seed."""
     return download_name(what, ext, " vs ".join(map(str, res.models["model"])), notion=res.config["notion"],
-                         seed=res.config["random_state"])
+                         random_state=res.config["random_state"])
 
 
 def comparison_report_download(container, res, models):

@@ -19,6 +19,7 @@ from calibdash.app import jobs
 from calibdash.app.data import current_dataset
 from calibdash.app.session import job_pool
 from calibdash.app.settings import DEFAULT_NOTIONS, config_key, default_config
+from calibdash.deprecation import renamed_parameters
 from calibdash.display import text as display
 
 MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
@@ -268,20 +269,23 @@ def run_comparison(models, settings):
                       result_key=key)
 
 
-def lab_estimates(kind, params, ns, n_repeats, estimators, notion, seed):
+@renamed_parameters(seed="random_state")
+def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state):
     """calibdash.lab.studies.estimates_study for these settings, as a job: (result, error) as
     :func:`job_result` returns them."""
     from calibdash.lab import studies
 
     kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
-                  random_state=seed)
-    key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, seed)
+                  random_state=random_state)
+    key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, random_state)
     return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results")
 
 
-def lab_figure1(n, n_seeds, seed):
+@renamed_parameters(seed="random_state")
+def lab_figure1(n, n_seeds, random_state):
     """calibdash.lab.studies.figure1 for these settings, as a job: (result, error) as :func:`job_result` returns them."""
     from calibdash.lab import studies
 
-    return job_result(("lab_figure1", n, n_seeds, seed), studies.figure1, dict(n=n, n_seeds=n_seeds, random_state=seed),
+    return job_result(("lab_figure1", n, n_seeds, random_state), studies.figure1,
+                      dict(n=n, n_seeds=n_seeds, random_state=random_state),
                       title="Computing the risk curves", store="lab_results")

@@ -22,6 +22,7 @@ import numpy as np
 from scipy import optimize, special, stats
 
 from calibdash.errors import InputError
+from calibdash.intervals import stored_interval
 
 __all__ = [
     "LogisticFit",
@@ -160,9 +161,11 @@ class RecalibrationParameter:
     converged: bool = True
     pvalue: float = np.nan
 
-    def confidence_interval(self):
-        """The profile-likelihood interval ``(low, high)``."""
-        return self.ci_low, self.ci_high
+    def confidence_interval(self, level=None):
+        """The profile-likelihood interval ``(low, high)``, a
+        :class:`~calibdash.intervals.ConfidenceInterval`; ``level`` may only be None or the
+        level it was computed at."""
+        return stored_interval(self.ci_low, self.ci_high, self.level, level)
 
 
 _NAN_PARAMETER = dict(estimate=np.nan, ci_low=np.nan, ci_high=np.nan, se=np.nan, converged=False)

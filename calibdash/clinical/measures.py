@@ -14,6 +14,7 @@ import numpy as np
 from scipy import stats
 
 from calibdash.clinical.loess import loess_fit
+from calibdash.intervals import stored_interval
 
 __all__ = [
     "observed_expected",
@@ -61,9 +62,11 @@ class AUROC:
     ci_high: float
     level: float = 0.95
 
-    def confidence_interval(self):
-        """DeLong's interval ``estimate +- z se``, clipped to [0, 1] as R's pROC does."""
-        return self.ci_low, self.ci_high
+    def confidence_interval(self, level=None):
+        """DeLong's interval ``estimate +- z se``, clipped to [0, 1] as R's pROC does, a
+        :class:`~calibdash.intervals.ConfidenceInterval`; ``level`` may only be None or the
+        level it was computed at."""
+        return stored_interval(self.ci_low, self.ci_high, self.level, level)
 
 
 def auroc(p, y, *, level=0.95):

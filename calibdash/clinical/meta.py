@@ -48,6 +48,7 @@ from scipy import special, stats
 from calibdash.clinical.logistic import fit_logistic, logit
 from calibdash.clinical.measures import auroc
 from calibdash.errors import ConfigError, InputError
+from calibdash.intervals import stored_interval
 
 __all__ = [
     "META_METRICS",
@@ -110,9 +111,11 @@ class MetaAnalysis:
     level: float
     method: str
 
-    def confidence_interval(self):
-        """The Hartung-Knapp interval ``(low, high)`` of the pooled estimate."""
-        return self.ci_low, self.ci_high
+    def confidence_interval(self, level=None):
+        """The Hartung-Knapp interval ``(low, high)`` of the pooled estimate, a
+        :class:`~calibdash.intervals.ConfidenceInterval`; ``level`` may only be None or
+        the level it was computed at."""
+        return stored_interval(self.ci_low, self.ci_high, self.level, level)
 
     def prediction_interval(self):
         """The prediction interval ``(low, high)`` of a new centre's true value."""

@@ -78,7 +78,9 @@ from calibdash.clinical.logistic import (
     logit,
 )
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
+from calibdash.deprecation import renamed_parameters
 from calibdash.errors import ConfigError, InputError
+from calibdash.intervals import stored_interval
 from calibdash.predictions import Predictions
 
 __all__ = [
@@ -267,10 +269,11 @@ class RiskValidation:
             raise KeyError(f"no metric {name!r} for class {cls!r} and group {group!r}")
         return rows.iloc[0]
 
-    def confidence_interval(self, name, *, group=None, cls=None):
-        """``(ci_low, ci_high)`` of one metric."""
+    def confidence_interval(self, name, *, group=None, cls=None, level=None):
+        """``(ci_low, ci_high)`` of one metric, a :class:`~calibdash.intervals.ConfidenceInterval`;
+        ``level`` may only be None or the validation's level (``settings["level"]``)."""
         row = self.metric(name, group=group, cls=cls)
-        return float(row["ci_low"]), float(row["ci_high"])
+        return stored_interval(row["ci_low"], row["ci_high"], self.settings.get("level"), level)
 
     def recalibrate(self, p, *, cls=None, model="logistic recalibration"):
         """Risks updated by the fitted recalibration: ``expit(a + logit p)`` for
@@ -442,11 +445,11 @@ def _group_labels(groups, p, n):
     if isinstance(groups, str):
         if not isinstance(p, Predictions):
             raise InputError(f"groups={groups!r} names a column, but only a loaded table has columns; pass the group "
-                             "labels themselves (one per row).", option="group_columns")
+                             "labels themselves (one per row).", option="groups")
         if groups not in p.groups:
             have = ", ".join(repr(c) for c in p.groups) or "none"
             raise InputError(f"There is no grouping column {groups!r}; the grouping columns kept are: {have}. "
-                             "Name it with group_columns= when loading.", option="group_columns")
+                             "Name it with groups= when loading.", option="groups")
         values, name = p.groups[groups], groups
     else:
         values, name = groups, getattr(groups, "name", None) or "group"
@@ -459,12 +462,12 @@ def _group_labels(groups, p, n):
     if len(distinct) < 2:
         raise InputError(
             f"The grouping column {str(name)!r} has {len(distinct)} distinct value"
-            f"{'' if len(distinct) == 1 else 's'}; subgroups need at least two.", option="group_columns")
+            f"{'' if len(distinct) == 1 else 's'}; subgroups need at least two.", option="groups")
     if len(distinct) > MAX_GROUPS:
         raise InputError(
             f"The grouping column {str(name)!r} has {len(distinct)} distinct values; at most {MAX_GROUPS} are "
             "allowed. A grouping variable is a category such as sex, age band or hospital: bin a "
-            "continuous column into a few bands first.", option="group_columns")
+            "continuous column into a few bands first.", option="groups")
     return np.asarray(labels, dtype=object), str(name)
 
 
@@ -717,7 +720,8 @@ class SampleAnalysis:
     notes: list
 
 
-def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None, clusters=None, curve_grid=None,
+@renamed_parameters(seed="random_state")
+def analyse_sample(p, y, *, n_resamples, random_state, level, method="loess", curve=None, clusters=None, curve_grid=None,
                    thresholds=None, n_jobs=1, on_chunk=None):
     """Point estimates, intervals and (optionally) curve and decision-curve draws of one sample:
     the part of :func:`validate_risk_model` that analyses the whole data or one group.
@@ -727,7 +731,8 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None
     p, y : ndarray of shape (n,)
         Risks and 0/1 outcomes.
     n_resamples : int
-    seed : int or numpy.random.SeedSequence
+    random_state : int or numpy.random.SeedSequence
+        Seed of the bootstrap (a SeedSequence to spawn from, e.g. one per group).
     level : float
     method : {"loess", "levels", "none"}
         The calibration curve (see :func:`validate_risk_model`).
@@ -741,8 +746,7 @@ def analyse_sample(p, y, *, n_resamples, seed, level, method="loess", curve=None
     given: no interval the data cannot support (DeLong's and the bootstrap's need events to
     resample; the profile intervals of a handful of events are unbounded).
     """
-    if not isinstance(seed, np.random.SeedSequence):
-        seed = np.random.SeedSequence(seed)
+    seed = random_state if isinstance(random_state, np.random.SeedSequence) else np.random.SeedSequence(random_state)
     notes = []
     est, curve = _point_statistics(p, y, method, curve)
     est = np.asarray(est, dtype=float)
@@ -1028,7 +1032,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         block_seed, *group_seeds = seed.spawn(1 + len(levels))
         grid = np.linspace(p_k.min(), p_k.max(), CURVE_POINTS)
         whole = analyse_sample(
-            p_k, y_k, n_resamples=n_resamples, seed=block_seed, level=level, method=method, curve=curve, clusters=centre_rows,
+            p_k, y_k, n_resamples=n_resamples, random_state=block_seed, level=level, method=method, curve=curve, clusters=centre_rows,
             curve_grid=grid if method == "loess" else None, thresholds=THRESHOLDS, n_jobs=n_jobs,
             on_chunk=lambda cls=cls: tick(f"{cls}: bootstrap of the whole data"))
         notes += [f"Class {cls!r}, whole data: {note}" for note in whole.notes]
@@ -1062,7 +1066,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
                 continue
             judged.append(rows)
             g_method, g_curve = _group_curve(pg, yg, method)
-            ga = analyse_sample(pg, yg, n_resamples=n_resamples, seed=group_seed, level=level, method=g_method,
+            ga = analyse_sample(pg, yg, n_resamples=n_resamples, random_state=group_seed, level=level, method=g_method,
                                 curve=g_curve,
                           thresholds=THRESHOLDS, n_jobs=n_jobs,
                           on_chunk=lambda g=g, cls=cls: tick(f"{cls}: bootstrap of group {g}"))

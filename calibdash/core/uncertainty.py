@@ -40,6 +40,7 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 from calibdash.errors import ConfigError, InputError
+from calibdash.intervals import ConfidenceInterval
 
 
 def check_level(level):
@@ -102,7 +103,7 @@ class HoldoutError:
     def confidence_interval(self, level=0.95):
         """(low, high): ``estimate +- t se``."""
         q = t_quantile(level, self.df)
-        return self.estimate - q * self.se, self.estimate + q * self.se
+        return ConfidenceInterval(self.estimate - q * self.se, self.estimate + q * self.se)
 
     def root_interval(self, level=0.95):
         """The interval of sqrt(estimate), for a squared error: the square roots of the
@@ -137,8 +138,8 @@ def holdout_error(values):
 
 def root_interval(low, high):
     """(sqrt(max(low, 0)), sqrt(max(high, 0))): an interval of a squared error taken to the
-    scale of the error itself."""
-    return math.sqrt(max(low, 0.0)), math.sqrt(max(high, 0.0))
+    scale of the error itself, as a :class:`~calibdash.intervals.ConfidenceInterval`."""
+    return ConfidenceInterval(math.sqrt(max(low, 0.0)), math.sqrt(max(high, 0.0)))
 
 
 def root_se(value, se):

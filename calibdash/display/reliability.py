@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from calibdash.core import notions
+from calibdash.deprecation import renamed_parameters
 from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import binning
 from calibdash.estimators.registry import REGISTRY
@@ -71,7 +72,8 @@ def bin_edges(conf, n_bins=15, strategy="uniform"):
 assign_bins = binning.bin_index
 
 
-def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, level=0.9, random_state=0):
+@renamed_parameters(n_boot="n_resamples")
+def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_resamples=200, level=0.9, random_state=0):
     """Per-bin counts, mean confidence, accuracy and a bootstrap band for the accuracy.
 
     Parameters
@@ -82,7 +84,7 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
         1 where the outcome happened (prediction correct, or label is the class), else 0.
     n_bins : int
     strategy : {"uniform", "quantile"}
-    n_boot : int
+    n_resamples : int
         Bootstrap resamples of the rows (0 disables the band).
     level : float
         Coverage of the percentile band, e.g. 0.9 for the 5% and 95% quantiles.
@@ -97,9 +99,9 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
         (NaN for empty bins). Attribute ``attrs["ece"]`` holds the binned top-label
         ECE (count-weighted mean ``|gap|``).
     """
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0:
-        raise ConfigError(f"n_boot must be 0 (no band) or a positive whole number, got {n_boot!r}.")
-    RESAMPLES.check(int(n_boot), "the bootstrap band")
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 0:
+        raise ConfigError(f"n_resamples must be 0 (no band) or a positive whole number, got {n_resamples!r}.")
+    RESAMPLES.check(int(n_resamples), "the bootstrap band")
     conf = np.asarray(conf, dtype=np.float64).ravel()
     correct = np.asarray(correct, dtype=np.float64).ravel()
     if conf.shape != correct.shape:
@@ -114,13 +116,13 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_boot=200, 
     lo = np.full(nb, np.nan)
     hi = np.full(nb, np.nan)
     n = len(conf)
-    if n_boot and n:
+    if n_resamples and n:
         # All resamples at once: one bincount over (resample, bin) pairs.
         rng = np.random.default_rng(random_state)
-        idx = rng.integers(0, n, size=(n_boot, n))
-        keys = (np.arange(n_boot)[:, None] * nb + b[idx]).ravel()
-        c_boot = np.bincount(keys, minlength=n_boot * nb).reshape(n_boot, nb)
-        s_boot = np.bincount(keys, correct[idx].ravel(), minlength=n_boot * nb).reshape(n_boot, nb)
+        idx = rng.integers(0, n, size=(n_resamples, n))
+        keys = (np.arange(n_resamples)[:, None] * nb + b[idx]).ravel()
+        c_boot = np.bincount(keys, minlength=n_resamples * nb).reshape(n_resamples, nb)
+        s_boot = np.bincount(keys, correct[idx].ravel(), minlength=n_resamples * nb).reshape(n_resamples, nb)
         with np.errstate(invalid="ignore", divide="ignore"):
             a_boot = np.where(c_boot > 0, s_boot / np.maximum(c_boot, 1), np.nan)
         alpha = (1 - level) / 2
@@ -214,7 +216,8 @@ def automatic_bandwidth(z, low, high):
     return max(silverman_bandwidth(z), floor)
 
 
-def continuous_reliability_curve(P, y, notion="top-label", class_index=None, grid=200, n_boot=200, level=0.9, random_state=0,
+@renamed_parameters(n_boot="n_resamples")
+def continuous_reliability_curve(P, y, notion="top-label", class_index=None, grid=200, n_resamples=200, level=0.9, random_state=0,
                                  bandwidth="auto"):
     """The continuous reliability curve of Posocco & Bonnefoy (2021) with a bootstrap band.
 
@@ -237,7 +240,7 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
         Required for "classwise", must be None for "top-label".
     grid : int, default=200
         Number of evenly spaced points of the support, both ends included.
-    n_boot : int, default=200
+    n_resamples : int, default=200
         Bootstrap resamples (0 disables the band).
     level : float, default=0.9
         Coverage of the percentile band.
@@ -264,9 +267,9 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     n, d = P.shape
     if isinstance(grid, bool) or int(grid) != grid or grid < 2:
         raise ConfigError(f"grid must be a whole number of at least 2 points, got {grid!r}.")
-    if isinstance(n_boot, bool) or int(n_boot) != n_boot or n_boot < 0 or n_boot == 1:
-        raise ConfigError(f"n_boot must be 0 (no band) or a whole number of at least 2, got {n_boot!r}.")
-    RESAMPLES.check(int(n_boot), "the bootstrap band")
+    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 0 or n_resamples == 1:
+        raise ConfigError(f"n_resamples must be 0 (no band) or a whole number of at least 2, got {n_resamples!r}.")
+    RESAMPLES.check(int(n_resamples), "the bootstrap band")
     if not 0 < level < 1:
         raise ConfigError(f"level must be between 0 and 1 (e.g. 0.9 for a 90% band), got {level!r}.")
     if notion == "top-label":
@@ -295,8 +298,8 @@ def continuous_reliability_curve(P, y, notion="top-label", class_index=None, gri
     acc[enough] = N[enough] / D[enough]
     lo = np.full(x.shape, np.nan)
     hi = np.full(x.shape, np.nan)
-    if n_boot:
-        W = bootstrap_counts(n, int(n_boot), random_state).T
+    if n_resamples:
+        W = bootstrap_counts(n, int(n_resamples), random_state).T
         Nb, Db = S @ (W * t[:, None]), S @ W
         with np.errstate(invalid="ignore", divide="ignore"):
             gb = np.where(Db > 0, Nb / np.where(Db > 0, Db, 1.0), np.nan)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibdash.deprecation import renamed_parameters
 from calibdash.display import reliability as rl
 
 __all__ = ["MAX_CLASS_PANELS", "TopLabelView", "PerClassView", "most_frequent_classes", "top_label_view", "per_class_view"]
@@ -74,7 +75,8 @@ def most_frequent_classes(labels, n_classes, k=MAX_CLASS_PANELS):
     return sorted(int(c) for c in order[: min(n_classes, k)])
 
 
-def top_label_view(predictions, result=None, *, n_bins=15, strategy="uniform", n_boot=200):
+@renamed_parameters(n_boot="n_resamples")
+def top_label_view(predictions, result=None, *, n_bins=15, strategy="uniform", n_resamples=200):
     """The top-label diagram of ``predictions`` and, when ``result`` (the top-label
     :class:`~calibdash.evaluation.result.EvaluationResult`) holds fitted models, the map of
     the estimator the risk selected on the holdout rows."""
@@ -87,11 +89,12 @@ def top_label_view(predictions, result=None, *, n_bins=15, strategy="uniform", n
             recalibration = (P[rows].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
         else:
             note = _NO_MODELS
-    table = rl.reliability_table(*rl.top_label(P, y), n_bins=n_bins, strategy=strategy, n_boot=n_boot)
+    table = rl.reliability_table(*rl.top_label(P, y), n_bins=n_bins, strategy=strategy, n_resamples=n_resamples)
     return TopLabelView(table, recalibration, note)
 
 
-def per_class_view(predictions, result, *, classes=None, n_bins=15, strategy="uniform", n_boot=200):
+@renamed_parameters(n_boot="n_resamples")
+def per_class_view(predictions, result, *, classes=None, n_bins=15, strategy="uniform", n_resamples=200):
     """Per-class panels of ``result``'s notion (canonical or classwise) for ``classes``
     (default: the most frequent ones), with the selected estimator's map on the holdout rows."""
     P, y, d = predictions.probs, predictions.labels, predictions.d
@@ -99,6 +102,6 @@ def per_class_view(predictions, result, *, classes=None, n_bins=15, strategy="un
     rows = result.holdout_rows
     name, G = rl.selected_recalibration(result, P[rows])
     recalibration = None if G is None or G.shape[1] != d else {k: (P[rows, k], G[:, k]) for k in classes}
-    tables = rl.per_class_tables(P, y, classes, n_bins=n_bins, strategy=strategy, n_boot=n_boot) if classes else {}
+    tables = rl.per_class_tables(P, y, classes, n_bins=n_bins, strategy=strategy, n_resamples=n_resamples) if classes else {}
     triangle = (P[rows], G, y[rows]) if d == 3 else None
     return PerClassView(result.config["call"]["notion"], classes, tables, recalibration, name, triangle)

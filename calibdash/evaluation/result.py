@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
+from calibdash.deprecation import translate_keys
 from calibdash.errors import ConfigError, InputError
 from calibdash.evaluation import schema
 from calibdash.evaluation.advice import GridEdge
@@ -189,7 +190,8 @@ class EvaluationResult:
 
         Returns
         -------
-        (low, high) : tuple of float
+        ConfidenceInterval
+            ``(low, high)``, a named tuple with SciPy's field names.
         """
         check_level(level)
         if estimator is None:
@@ -282,6 +284,29 @@ def results_to_json(models, command=None, indent=None):
     return json.dumps(obj, indent=indent, allow_nan=False)
 
 
+#: Keys of the input record that earlier releases wrote under other names (the loader's
+#: options were renamed to the scientific Python vocabulary: group_columns -> groups).
+_RENAMED_INPUT_KEYS = {"group_columns": "groups"}
+
+
+def _upgrade_vocabulary(obj, kind):
+    """Rename, in place, the retired keys of every result's input record, so a file written
+    before the renaming reads as one written now (the numbers are not touched)."""
+    if not isinstance(obj, dict):
+        return
+    if kind == _RESULT_FORMAT:
+        results = [obj]
+    else:
+        models = obj.get("models")
+        results = [r for notions in models.values() if isinstance(notions, dict) for r in notions.values()] \
+            if isinstance(models, dict) else []
+    for res in results:
+        config = res.get("config") if isinstance(res, dict) else None
+        record = config.get("input") if isinstance(config, dict) else None
+        if isinstance(record, dict):
+            config["input"] = translate_keys(record, _RENAMED_INPUT_KEYS)
+
+
 def results_from_json(text, name=UNNAMED):
     """``({model name: [EvaluationResult]}, command)`` from a result file's text. A model
     written without a name (under ``"model"``, as :meth:`EvaluationResult.to_json` writes
@@ -300,6 +325,7 @@ def results_from_json(text, name=UNNAMED):
         shown = obj.get("version") if isinstance(obj.get("version"), int) else "(not a number)"
         raise InputError(f"Result format version {shown} is not supported (expected {expected}): "
                          "it was written by an older calibdash; evaluate the data again.")
+    _upgrade_vocabulary(obj, kind)
     schema.check_file(obj, "single" if kind == _RESULT_FORMAT else "models")
     try:
         if kind == _RESULT_FORMAT:

@@ -184,7 +184,7 @@ def _check_input(record, where):
         value = record.get(key)
         _check(value is None or _is_int(value) or _is_text(value, 1000), f"{where}.{key}",
                "a name or a position, or null", value)
-    for key in ("prob_columns", "class_names", "group_columns"):
+    for key in ("prob_columns", "class_names", "groups"):
         _list(record.get(key), f"{where}.{key}", lambda v: _is_int(v) or _is_text(v, 1000), "names or positions",
               longest=TABLE_COLUMNS.value, optional=True)
 

@@ -845,7 +845,7 @@ def _read_text(blob, *, header, label_column, labels_separate, max_memory_bytes,
         has_header = bool(header)
     elif (isinstance(label_column, str) or any(f in LABEL_COLUMN_NAMES for f in lowered)
           or any(isinstance(c, str) for c in (columns.get("prob_columns") or ()))
-          or any(isinstance(c, str) for c in (columns.get("group_columns") or ()))):
+          or any(isinstance(c, str) for c in (columns.get("groups") or ()))):
         has_header = True
     else:
         if isinstance(label_column, int) and -m <= label_column < m:
@@ -966,7 +966,7 @@ def _check_missing_cells(frame, names, lines, name, delim, m):
 
 
 def _split_table(frame, names, name, where_kwargs, *, label_column, labels_separate, role,
-                 prob_columns=None, group_columns=None):
+                 prob_columns=None, groups=None):
     """Split a table into class columns, the label column and grouping columns."""
     import pandas as pd
 
@@ -979,17 +979,17 @@ def _split_table(frame, names, name, where_kwargs, *, label_column, labels_separ
     if role == "table":
         return frame, names
 
-    groups = _column_list(group_columns, "group_columns", names, m, name)
+    groups = _column_list(groups, "groups", names, m, name)
     probs = _column_list(prob_columns, "prob_columns", names, m, name)
     for j in set(groups) & set(probs or ()):
         raise InputError(
             f"{name}: column {_col_name(names, j)} is both a probability column and a grouping column; "
-            "choose one role for it.", option="group_columns",
+            "choose one role for it.", option="groups",
         )
     notes = []
     li = _label_index(names, m, name, label_column=label_column, labels_separate=labels_separate,
                       taken=set(groups) | set(probs or ()), frame=frame, notes=notes)
-    for option, chosen in (("prob_columns", probs or ()), ("group_columns", groups)):
+    for option, chosen in (("prob_columns", probs or ()), ("groups", groups)):
         if li is not None and li in chosen:
             raise InputError(
                 f"{name}: column {_col_name(names, li)} is the label column, so it cannot also be one of "
@@ -1165,7 +1165,7 @@ def _guess_prob_columns(frame, names, name, li, excluded, notes):
         notes.append(LoadNote(
             "prob-columns",
             f"probability columns taken from their names: {preview([names[j] for j in named])}; not used: "
-            f"{preview([names[j] for j in unused])} (keep them as grouping columns with group_columns=[...])",
+            f"{preview([names[j] for j in unused])} (keep them as grouping columns with groups=[...])",
         ))
         return named
     text = [j for j in rest if is_text_column(frame.iloc[:, j])]
@@ -1173,7 +1173,7 @@ def _guess_prob_columns(frame, names, name, li, excluded, notes):
         raise InputError(
             f"{name}: column {_col_name(names, text[0])} holds text ({preview(frame.iloc[:, text[0]].dropna().unique(), 3)}), "
             f"not probabilities. Choose the probability columns with prob_columns=[...] (of {preview([names[j] for j in rest])}); "
-            "to keep a text column for subgroups, pass it in group_columns.", option="prob_columns",
+            "to keep a text column for subgroups, pass it in groups.", option="prob_columns",
         )
     return rest
 
@@ -1444,7 +1444,7 @@ def read_table(blob, *, header, max_memory_bytes):
 def parse_predictions(blob, *, header, label_column, npz_keys, labels_separate, max_memory_bytes, **columns):
     """Read the predictions (and possibly labels and class names) out of ``blob``.
 
-    ``columns`` are the table options ``prob_columns`` and ``group_columns``.
+    ``columns`` are the table options ``prob_columns`` and ``groups``.
     """
     fmt = _format_of(blob)
     for option, value in (("label_column", label_column), *columns.items()):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
+from calibdash.deprecation import renamed_parameters
 from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning
 from calibdash.io import formats
 from calibdash.predictions import KINDS, LOAD_OPTIONS, Predictions, canonical_sha256  # noqa: F401  (re-exported)
@@ -53,6 +54,7 @@ MAX_LABEL_VALUES = 50
 # --------------------------------------------------------------------------- entry point
 
 
+@renamed_parameters(group_columns="groups")
 def load_predictions(
     source,
     labels=None,
@@ -62,7 +64,7 @@ def load_predictions(
     label_column=None,
     prob_columns=None,
     positive=None,
-    group_columns=None,
+    groups=None,
     header=None,
     npz_keys=None,
     name=None,
@@ -109,9 +111,10 @@ def load_predictions(
         For one probability column with labels given as names: the label value the column
         is the probability of. Default: the class the column is named after (``p_malignant``
         -> ``"malignant"``), with a note; the other label value is the negative class.
-    group_columns : sequence of str or int, optional
+    groups : sequence of str or int, optional
         Columns of a table kept as grouping variables (``Predictions.groups``), e.g. a
-        hospital site; they are not part of the predictions or their hash.
+        hospital site; they are not part of the predictions or their hash. (The retired
+        name ``group_columns`` is accepted for one release, with a :class:`DeprecationWarning`.)
     header : bool, optional
         Whether a text file's first line is a header. Default: sniffed (a first line with
         non-numeric class fields is a header).
@@ -154,7 +157,7 @@ def load_predictions(
         return _load(
             source, labels, kind, class_names,
             label_column=label_column, header=header, npz_keys=npz_keys, name=name,
-            prob_columns=prob_columns, positive=positive, group_columns=group_columns,
+            prob_columns=prob_columns, positive=positive, groups=groups,
             max_bytes=MAX_FILE_BYTES if max_bytes is None else max_bytes,
             max_memory_bytes=MAX_MEMORY_BYTES if max_memory_bytes is None else max_memory_bytes,
         )
@@ -335,12 +338,12 @@ def _check_options(kind, header, max_bytes, max_memory_bytes):
 
 
 def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, name,
-          max_bytes, max_memory_bytes, prob_columns, positive, group_columns):
+          max_bytes, max_memory_bytes, prob_columns, positive, groups):
     import pandas as pd
 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
-    columns = {"prob_columns": prob_columns, "group_columns": group_columns}
+    columns = {"prob_columns": prob_columns, "groups": groups}
     if isinstance(source, pd.DataFrame):
         shown = user(name) if name else "the DataFrame"
         parsed = formats.parse_dataframe(

@@ -221,7 +221,7 @@ def load_validation_demo():
     """
     frame = validation_demo_frame()
     return load_predictions(frame, kind="probabilities", prob_columns=list(VALIDATION_DEMO_CLASSES),
-                            label_column="diagnosis", group_columns=[VALIDATION_DEMO_GROUPS], name=VALIDATION_DEMO_NAME)
+                            label_column="diagnosis", groups=[VALIDATION_DEMO_GROUPS], name=VALIDATION_DEMO_NAME)
 
 
 __all__ = ["DEMO_NAMES", "DEFAULT_DEMO", "DESCRIPTIONS", "cache_dir", "demo_arrays", "load_demo",

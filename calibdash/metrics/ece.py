@@ -66,13 +66,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from calibdash.core import notions
+from calibdash.deprecation import RETIRED_VALUES, renamed_parameters
 from calibdash.errors import ConfigError
 from calibdash.estimators import binning
 from calibdash.limits import RESAMPLES
 
 __all__ = [
     "ECE_NOTIONS",
-    "BINNINGS",
+    "STRATEGIES",
     "ECE_ESTIMATORS",
     "ece",
     "ece_kde",
@@ -91,8 +92,9 @@ __all__ = [
 ]
 
 ECE_NOTIONS = ("top-label", "classwise")
-BINNINGS = ("width", "mass")
-_STRATEGY = {"width": "uniform", "mass": "quantile"}
+STRATEGIES = ("uniform", "quantile")
+# The retired name of STRATEGIES, kept for one release (binning= takes either words); not exported.
+BINNINGS = STRATEGIES
 
 # Largest number of grid cells of the KDE integral (memory of the bootstrap blocks).
 MAX_GRID = 2**16
@@ -101,14 +103,14 @@ MIN_GRID = 1024
 BOOT_BLOCK = 2**22
 
 ECE_ESTIMATORS = {
-    "ece-15-bins": {"kind": "bins", "binning": "width", "n_bins": 15, "convex": False, "label": "15-bin ECE (L1)"},
-    "ece-width-sqrt": {"kind": "bins", "binning": "width", "n_bins": "sqrt", "convex": False,
+    "ece-15-bins": {"kind": "bins", "strategy": "uniform", "n_bins": 15, "convex": False, "label": "15-bin ECE (L1)"},
+    "ece-width-sqrt": {"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": False,
                        "label": "equal-width ECE, sqrt(n) bins (L1)"},
-    "ece-mass-sqrt": {"kind": "bins", "binning": "mass", "n_bins": "sqrt", "convex": False,
+    "ece-mass-sqrt": {"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": False,
                       "label": "equal-mass ECE, sqrt(n) bins (L1)"},
-    "ece-convex": {"kind": "bins", "binning": "width", "n_bins": "sqrt", "convex": True,
+    "ece-convex": {"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": True,
                    "label": "convex equal-width ECE, sqrt(n) bins (L1)"},
-    "ece-mass-convex": {"kind": "bins", "binning": "mass", "n_bins": "sqrt", "convex": True,
+    "ece-mass-convex": {"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": True,
                         "label": "convex equal-mass ECE, sqrt(n) bins (L1)"},
     "ece-kde": {"kind": "kde", "bandwidth": "silverman", "label": "KDE ECE, triweight, Silverman bandwidth (L1)"},
 }
@@ -120,10 +122,11 @@ def _check_notion(notion):
     return notions.check_notion(notion, supported=ECE_NOTIONS, family="ECE")
 
 
-def _check_binning(binning):
-    if binning not in BINNINGS:
-        raise ConfigError(f"binning must be 'width' (equal-width bins) or 'mass' (equal-mass bins), got {binning!r}.")
-    return binning
+def _check_strategy(strategy):
+    if strategy not in STRATEGIES:
+        raise ConfigError(f"strategy must be 'uniform' (equal-width bins) or 'quantile' (equal-mass bins), "
+                          f"got {strategy!r}.")
+    return strategy
 
 
 def resolve_n_bins(n_bins, n):
@@ -183,9 +186,9 @@ def _allocation(z, edges, convex):
     return np.stack([left, left + 1], axis=1), np.stack([1.0 - w_right, w_right], axis=1)
 
 
-def _binned_ece(z, t, n_bins, binning_, convex):
+def _binned_ece(z, t, n_bins, strategy, convex):
     """Binned L1 ECE of one 1-D problem."""
-    edges = binning.bin_edges(z, n_bins, _STRATEGY[binning_])
+    edges = binning.bin_edges(z, n_bins, strategy)
     bins, a = _allocation(z, edges, convex)
     gap = (z - t)[:, None] * a
     sums = np.bincount(bins.ravel(), gap.ravel(), minlength=len(edges) - 1)
@@ -208,7 +211,8 @@ def _weighted_quantile_edges(zs, cum, n_bins):
     return np.unique(np.concatenate([[0.0], inner, [1.0]]))
 
 
-def ece(P, y, notion="top-label", binning="width", n_bins=15, convex=False):
+@renamed_parameters(binning="strategy", values=RETIRED_VALUES)
+def ece(P, y, notion="top-label", strategy="uniform", n_bins=15, convex=False):
     """Binned L1 expected calibration error (Posocco & Bonnefoy 2021).
 
     Parameters
@@ -220,9 +224,11 @@ def ece(P, y, notion="top-label", binning="width", n_bins=15, convex=False):
     notion : {"top-label", "classwise"}, default="top-label"
         Top-label: confidence max_k p_k against "the prediction is right". Classwise: the
         mean over classes of the ECE of p_k against 1[y = k].
-    binning : {"width", "mass"}, default="width"
+    strategy : {"uniform", "quantile"}, default="uniform"
         Equal-width bins on [0, 1] or equal-mass (quantile) bins, with the bin rule of
-        :func:`calibdash.estimators.binning.bin_edges` and ``bin_index``.
+        :func:`calibdash.estimators.binning.bin_edges` and ``bin_index`` (scikit-learn's
+        words, as in ``calibration_curve``). The retired ``binning={"width", "mass"}`` is
+        accepted for one release with a :class:`DeprecationWarning`.
     n_bins : int or "sqrt", default=15
         Number of bins, or round(sqrt(n)).
     convex : bool, default=False
@@ -241,11 +247,11 @@ def ece(P, y, notion="top-label", binning="width", n_bins=15, convex=False):
     >>> round(ece(P, y, n_bins=15), 4)
     0.4
     """
-    _check_binning(binning)
+    _check_strategy(strategy)
     convex = _check_convex(convex)
     problems = _problems(P, y, notion)
     m = resolve_n_bins(n_bins, problems[0][0].shape[0])
-    return float(np.mean([_binned_ece(z, t, m, binning, convex) for z, t, _ in problems]))
+    return float(np.mean([_binned_ece(z, t, m, strategy, convex) for z, t, _ in problems]))
 
 
 # -- KDE estimator ----------------------------------------------------------------------
@@ -388,26 +394,27 @@ def ece_by_name(name, P, y, *, notion="top-label"):
     spec = _check_name(name)
     if spec["kind"] == "kde":
         return ece_kde(P, y, notion=notion, bandwidth=spec["bandwidth"])
-    return ece(P, y, notion, binning=spec["binning"], n_bins=spec["n_bins"], convex=spec["convex"])
+    return ece(P, y, notion, strategy=spec["strategy"], n_bins=spec["n_bins"], convex=spec["convex"])
 
 
-def _check_n_boot(n_boot):
-    if isinstance(n_boot, bool) or not isinstance(n_boot, numbers.Integral) or n_boot < 2:
-        raise ConfigError(f"n_boot must be an integer of at least 2, got {n_boot!r}.")
-    RESAMPLES.check(int(n_boot), "the bootstrap")
-    return int(n_boot)
+def _check_n_resamples(n_resamples):
+    if isinstance(n_resamples, bool) or not isinstance(n_resamples, numbers.Integral) or n_resamples < 2:
+        raise ConfigError(f"n_resamples must be an integer of at least 2, got {n_resamples!r}.")
+    RESAMPLES.check(int(n_resamples), "the bootstrap")
+    return int(n_resamples)
 
 
-def bootstrap_counts(n, n_boot, random_state=0):
-    """(n_boot, n) matrix of how often each row is drawn in each resample (seeded)."""
+@renamed_parameters(n_boot="n_resamples")
+def bootstrap_counts(n, n_resamples, random_state=0):
+    """(n_resamples, n) matrix of how often each row is drawn in each resample (seeded)."""
     rng = np.random.default_rng(random_state)
-    idx = rng.integers(0, n, size=(n_boot, n))
-    keys = (np.arange(n_boot)[:, None] * n + idx).ravel()
-    return np.bincount(keys, minlength=n_boot * n).reshape(n_boot, n).astype(np.float64)
+    idx = rng.integers(0, n, size=(n_resamples, n))
+    keys = (np.arange(n_resamples)[:, None] * n + idx).ravel()
+    return np.bincount(keys, minlength=n_resamples * n).reshape(n_resamples, n).astype(np.float64)
 
 
-def _binned_boot(z, t, m, binning_, convex, W):
-    if binning_ == "width":
+def _binned_boot(z, t, m, strategy, convex, W):
+    if strategy == "uniform":
         # fixed edges: the allocation is computed once and every resample is one bincount
         edges = binning.bin_edges(z, m, "uniform")
         bins, a = _allocation(z, edges, convex)
@@ -482,10 +489,11 @@ def _kde_boot(z, t, low, bandwidth, W, block=16):
     return out
 
 
-def ece_bootstrap(name, P, y, *, notion="top-label", n_boot=200, random_state=0):
+@renamed_parameters(n_boot="n_resamples")
+def ece_bootstrap(name, P, y, *, notion="top-label", n_resamples=200, random_state=0):
     """Estimate of ``name`` and its bootstrap standard error.
 
-    Rows are resampled with replacement ``n_boot`` times (seeded); the standard error is the
+    Rows are resampled with replacement ``n_resamples`` times (seeded); the standard error is the
     sample standard deviation of the resampled estimates. Binned estimators are recomputed
     in full on each resample (equal-mass edges included); the KDE keeps the full sample's
     bandwidth. Resamples are represented by row counts, so equal-width bins and the KDE
@@ -497,16 +505,16 @@ def ece_bootstrap(name, P, y, *, notion="top-label", n_boot=200, random_state=0)
         The estimate on all rows and its standard error.
     """
     spec = _check_name(name)
-    n_boot = _check_n_boot(n_boot)
+    n_resamples = _check_n_resamples(n_resamples)
     value = ece_by_name(name, P, y, notion=notion)
     problems = _problems(P, y, notion)
     n = problems[0][0].shape[0]
-    W = bootstrap_counts(n, n_boot, random_state)
+    W = bootstrap_counts(n, n_resamples, random_state)
     if spec["kind"] == "kde":
         boots = [_kde_boot(z, t, low, spec["bandwidth"], W) for z, t, low in problems]
     else:
         m = resolve_n_bins(spec["n_bins"], n)
-        boots = [_binned_boot(z, t, m, spec["binning"], spec["convex"], W) for z, t, _ in problems]
+        boots = [_binned_boot(z, t, m, spec["strategy"], spec["convex"], W) for z, t, _ in problems]
     est = np.mean(boots, axis=0)
     return value, float(np.nanstd(est, ddof=1))
 

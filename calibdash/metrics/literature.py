@@ -76,7 +76,7 @@ def _ece(name):
         from calibdash.metrics.ece import ece_bootstrap
 
         used = _ece_notion(notion)
-        value, se = ece_bootstrap(name, P[test], y[test], notion=used, n_boot=200, random_state=random_state)
+        value, se = ece_bootstrap(name, P[test], y[test], notion=used, n_resamples=200, random_state=random_state)
         return {"estimate": value, "estimate_se": se, "details": f"{used}, holdout set, 200 bootstrap resamples"}
 
     return compute
@@ -96,7 +96,7 @@ def _skce(estimator):
         note = "" if used == estimator else (f" (the block estimator: the quadratic one would cost n^2 d = "
                                               f"{len(test) ** 2 * P.shape[1]:.1e} operations)")
         return {
-            "estimate": est.value,
+            "estimate": est.estimate,
             "estimate_se": est.se,
             "p_value": test_.p_value,
             "details": f"{used}, Laplacian kernel, bandwidth {est.bandwidth:.3g} (median heuristic); "

@@ -27,6 +27,7 @@ from scipy.stats import norm
 
 from calibdash.core.notions import validate
 from calibdash.core.simplex import one_hot, sample_labels
+from calibdash.deprecation import renamed_attribute
 from calibdash.errors import ConfigError, InputError
 from calibdash.limits import RESAMPLES
 from calibdash.metrics.ece import bootstrap_counts
@@ -55,8 +56,10 @@ class SKCEEstimate:
 
     Attributes
     ----------
-    value : float
-        The estimate (the unbiased estimators can be negative).
+    estimate : float
+        The estimate (the unbiased estimators can be negative). Named like
+        ``HoldoutError.estimate``; the retired ``value`` still reads it for one release,
+        with a :class:`DeprecationWarning`.
     se : float
         Its standard error (see :func:`skce`); NaN where it cannot be estimated.
     estimator : str
@@ -71,13 +74,15 @@ class SKCEEstimate:
         Block size of the linear (2) and block estimators; None for the quadratic ones.
     """
 
-    value: float
+    estimate: float
     se: float
     estimator: str
     kernel: str
     bandwidth: float
     n: int
     block_size: int | None = None
+
+    value = renamed_attribute("estimate", "value")
 
 
 @dataclass(frozen=True)
@@ -441,13 +446,13 @@ def _bootstrap_pvalue(P, y, kernel, bandwidth, n_resamples, rng):
     # and its limit is approximated by bootstrapping the kernel doubly centred at the
     # empirical distribution (Arcones & Gine 1992); the observed value is compared on
     # CalibrationTests.jl's scale n/(n-1) * estimate.
-    threshold = n / (n - 1) * est.value
+    threshold = n / (n - 1) * est.estimate
     exceed = 0
     chunk = max(1, MAX_BLOCK_ELEMENTS // n)
     for s in range(0, n_resamples, chunk):
         counts = bootstrap_counts(n, min(chunk, n_resamples - s), rng)
         exceed += int(np.count_nonzero(_bootstrap_statistics(Hc, counts) >= threshold))
-    return est, est.value, exceed
+    return est, est.estimate, exceed
 
 
 def _float_pair(pair):
@@ -495,7 +500,7 @@ def _consistency_pvalue(P, y, estimator, kernel, bandwidth, block_size, n_resamp
         chunk = max(1, MAX_BLOCK_ELEMENTS // (n * d))
         for s in range(0, n_resamples, chunk):
             idx, labels = _consistency_draws(rng, P, min(chunk, n_resamples - s))
-            exceed += int(np.count_nonzero(_consistency_quadratic(P, K, idx, labels, estimator) >= est.value))
+            exceed += int(np.count_nonzero(_consistency_quadratic(P, K, idx, labels, estimator) >= est.estimate))
     else:
         used = (n // block_size) * block_size
         chunk = max(1, MAX_BLOCK_ELEMENTS // (n * d))
@@ -507,8 +512,8 @@ def _consistency_pvalue(P, y, estimator, kernel, bandwidth, block_size, n_resamp
             vals = _block_values(
                 P[idx[:, :used].ravel()], labels[:, :used].ravel(), block_size, kernel, bandwidth
             ).reshape(m, used // block_size)
-            exceed += int(np.count_nonzero(vals.mean(axis=1) >= est.value))
-    return est, est.value, exceed
+            exceed += int(np.count_nonzero(vals.mean(axis=1) >= est.estimate))
+    return est, est.estimate, exceed
 
 
 def calibration_test(
@@ -591,7 +596,7 @@ def calibration_test(
                 f"block_size = {block_size} there are {n // block_size}. Use a smaller block_size "
                 "or method='consistency'."
             )
-        z = est.value / est.se
+        z = est.estimate / est.se
         return CalibrationTest(float(z), float(norm.sf(z)), method, estimator, kernel, nu, n, None, est)
     if method == "bootstrap":
         est, stat, exceed = _bootstrap_pvalue(P, y, kernel, nu, int(n_resamples), rng)

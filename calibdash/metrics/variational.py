@@ -31,6 +31,7 @@ from sklearn.model_selection import KFold
 
 from calibdash.core.notions import training_problems, validate
 from calibdash.core.simplex import check_probabilities, log_clipped
+from calibdash.deprecation import renamed_attribute
 from calibdash.errors import ConfigError, InputError
 from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
 
@@ -43,10 +44,12 @@ class VariationalEstimate:
 
     Attributes
     ----------
-    value : float
+    estimate : float
         Mean over all rows of the held-out loss gap l(p, y) - l(g(p), y) (the fold-size
         weighted mean of ``per_fold``). Brier: an estimate of CCE_2^2; log: of the KL
         calibration error. Signed: a map that only adds noise gives a negative value.
+        (The retired name ``value`` still reads it for one release, with a
+        :class:`DeprecationWarning`.)
     se : float
         Standard error over folds: sample standard deviation of ``per_fold`` / sqrt(k).
     per_fold : tuple of float
@@ -58,12 +61,14 @@ class VariationalEstimate:
         Number of rows.
     """
 
-    value: float
+    estimate: float
     se: float
     per_fold: tuple
     loss: str
     recalibrator: str
     n: int
+
+    value = renamed_attribute("estimate", "value")
 
 
 @dataclass(frozen=True)
@@ -73,16 +78,16 @@ class VariationalTopLabel:
 
     With c the confidence, t = 1[argmax is correct] and g(c) the cross-fitted map of c:
 
-    * p = 1: ``value`` is the mean of sign(g(c) - c) (t - c), an estimate of the L1
+    * p = 1: ``estimate`` is the mean of sign(g(c) - c) (t - c), an estimate of the L1
       top-label error E|c - g*(c)| (probmetrics' proper L1 loss on the top class).
       ``overconfidence`` is the mean of (c - t) 1[g(c) < c], estimating E[(c - g*(c))_+],
       and ``underconfidence`` the mean of (t - c) 1[g(c) > c], estimating E[(g*(c) - c)_+];
-      they sum to ``value`` exactly.
-    * p = 2: ``value`` is the Brier gap of the confidence, the mean of (c - t)^2 - (g(c) - t)^2,
+      they sum to ``estimate`` exactly.
+    * p = 2: ``estimate`` is the Brier gap of the confidence, the mean of (c - t)^2 - (g(c) - t)^2,
       an estimate of the *squared* L2 error E(c - g*(c))^2 (as the rest of calibdash reports
       squared errors). ``overconfidence`` uses the map only where it lowers the confidence,
       min(g(c), c), and so estimates E[(c - g*(c))_+^2]; ``underconfidence`` uses max(g(c), c)
-      and estimates E[(g*(c) - c)_+^2]. They again sum to ``value`` exactly, so the square
+      and estimates E[(g*(c) - c)_+^2]. They again sum to ``estimate`` exactly, so the square
       roots satisfy over^2 + under^2 = error^2 (``error`` and ``*_error`` are those roots).
 
     Every estimate is a lower bound in expectation. probmetrics' over- and under-confidence
@@ -91,7 +96,7 @@ class VariationalTopLabel:
 
     Attributes
     ----------
-    value, se, per_fold : float, float, tuple of float
+    estimate, se, per_fold : float, float, tuple of float
         The p-th power of the error, its standard error over folds, and its mean on each
         held-out fold.
     overconfidence, overconfidence_se, underconfidence, underconfidence_se : float
@@ -101,7 +106,7 @@ class VariationalTopLabel:
     n : int
     """
 
-    value: float
+    estimate: float
     se: float
     per_fold: tuple
     overconfidence: float
@@ -112,10 +117,12 @@ class VariationalTopLabel:
     recalibrator: str
     n: int
 
+    value = renamed_attribute("estimate", "value")
+
     @property
     def error(self):
-        """The Lp error, max(0, value) ** (1/p)."""
-        return max(0.0, self.value) ** (1.0 / self.p)
+        """The Lp error, max(0, estimate) ** (1/p)."""
+        return max(0.0, self.estimate) ** (1.0 / self.p)
 
     @property
     def overconfidence_error(self):

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibdash.core.notions import NOTIONS
+from calibdash.deprecation import renamed_parameters
 from calibdash.display import plots
 from calibdash.display.reliability import diagram_ece_name
 from calibdash.display.text import plot_text
@@ -309,7 +310,7 @@ def _others_section(notion, res, figs, h):
     return "".join(out)
 
 
-def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
+def _reliability_section(m, figs, h, n_bins, strategy, n_resamples):
     out = [f"<h{h}>Reliability diagram</h{h}>"]
     pred = m.predictions
     if pred is None:
@@ -317,13 +318,13 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_boot):
                    "(pass <code>predictions=</code> to <code>calibdash.report</code>).</p>")
         return "".join(out)
     names = pred.class_names  # the figures escape them for plotly (calibdash.display.text.plot_text)
-    opts = {"n_bins": n_bins, "strategy": strategy, "n_boot": n_boot}
+    opts = {"n_bins": n_bins, "strategy": strategy, "n_resamples": n_resamples}
     top = top_label_view(pred, m.results.get("top-label"), **opts)
     note = f" {top.note}" if top.note else ""
     out.append(figs.add(
         plots.reliability_figure(top.table, title="Top-label reliability", recal=top.recalibration),
         f"{'Equal-width' if strategy == 'uniform' else 'Equal-mass'} bins ({n_bins}) of all rows: how often the "
-        f"predicted class is right, with a 90% bootstrap band ({n_boot} resamples); orange: the selected "
+        f"predicted class is right, with a 90% bootstrap band ({n_resamples} resamples); orange: the selected "
         f"estimator's recalibration map on the holdout rows. {diagram_ece_name(n_bins, strategy, sentence=True)}: "
         f"{100 * top.table.attrs['ece']:.2f} points.{note}",
         "top-label reliability",
@@ -397,11 +398,11 @@ def _estimator_names(models):
     return names
 
 
-def _model_body(m, figs, h, n_bins, strategy, n_boot, alpha, prefix, rerun):
+def _model_body(m, figs, h, n_bins, strategy, n_resamples, alpha, prefix, rerun):
     out = [_data_section(m, h), _config_section(m, h, rerun)]
     for notion, res in m.results.items():
         out.append(_notion_section(notion, res, figs, h, f"{prefix}{notion}"))
-    out.append(_reliability_section(m, figs, h, n_bins, strategy, n_boot))
+    out.append(_reliability_section(m, figs, h, n_bins, strategy, n_resamples))
     if m.calibration_test is not None:
         out.append(_test_section(m.calibration_test, h, alpha))
     return "".join(out)
@@ -459,7 +460,8 @@ def _comparison_section(models, figs, h):
     return "".join(out)
 
 
-def comparison_report(comparison, predictions=None, *, title=None, path=None, n_bins=15, n_boot=100):
+@renamed_parameters(n_boot="n_resamples")
+def comparison_report(comparison, predictions=None, *, title=None, path=None, n_bins=15, n_resamples=100):
     """A self-contained HTML report of :func:`calibdash.compare`, the paired comparison of models.
 
     It holds what the app's Compare page shows (every model's calibration error, accuracy and
@@ -476,7 +478,7 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
         Default: "Calibration comparison of N models".
     path : str or path-like, optional
         Also write the HTML there (UTF-8).
-    n_bins, n_boot : int
+    n_bins, n_resamples : int
         The overlaid reliability diagrams' equal-width bins (all rows) and bootstrap resamples.
 
     Returns
@@ -529,7 +531,7 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
            figs.add(plots.pairs_figure(comparison), "Differences of squared calibration errors between pairs of models, "
                     "with 95% intervals.", "comparison pairs")]
     if comparison.probs and comparison.labels is not None:
-        tables = {name: rl.reliability_table(*rl.top_label(P, comparison.labels), n_bins=n_bins, n_boot=n_boot)
+        tables = {name: rl.reliability_table(*rl.top_label(P, comparison.labels), n_bins=n_bins, n_resamples=n_resamples)
                   for name, P in comparison.probs.items()}
         out.append(figs.add(plots.overlaid_reliability_figure(tables), f"Top-label reliability of every model ({n_bins} "
                             "equal-width bins, all rows): the closer to the dashed diagonal, the better calibrated.",
@@ -556,8 +558,9 @@ def _slug(name):
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", str(name)).strip("-") or "model"
 
 
+@renamed_parameters(n_boot="n_resamples")
 def report(results, predictions=None, *, calibration_test=None, title=None, path=None, n_bins=15,
-           strategy="uniform", n_boot=200, alpha=0.05, results_file=None, made_by="python"):
+           strategy="uniform", n_resamples=200, alpha=0.05, results_file=None, made_by="python"):
     """A self-contained HTML report of an evaluation, or a comparison of models.
 
     Parameters
@@ -579,7 +582,7 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
         Default: "Calibration report" (with the data's name when known).
     path : str or path-like, optional
         Also write the HTML there (UTF-8).
-    n_bins, strategy, n_boot : int, {"uniform", "quantile"}, int
+    n_bins, strategy, n_resamples : int, {"uniform", "quantile"}, int
         Reliability diagram settings (display only), as on the app's Reliability page.
     alpha : float, default=0.05
         Level passed to ``calibration_test.text``.
@@ -625,12 +628,12 @@ def report(results, predictions=None, *, calibration_test=None, title=None, path
             slug = _slug(m.name)
             nav.append(f'<li><a href="#model-{escape(slug)}">{escape(m.name)}</a></li>')
             body.append(f'<section id="model-{escape(slug)}"><h2>Model: {escape(m.name)}</h2>'
-                        + _model_body(m, figs, 3, n_bins, strategy, n_boot, alpha, f"{slug}-", rerun) + "</section>")
+                        + _model_body(m, figs, 3, n_bins, strategy, n_resamples, alpha, f"{slug}-", rerun) + "</section>")
     else:
         m = models[0]
         for notion in m.results:
             nav.append(f'<li><a href="#{escape(notion)}">{escape(_NOTION_TITLES.get(notion, notion))} calibration</a></li>')
-        body.append(_model_body(m, figs, 2, n_bins, strategy, n_boot, alpha, "", rerun))
+        body.append(_model_body(m, figs, 2, n_bins, strategy, n_resamples, alpha, "", rerun))
     nav.append('<li><a href="#references">References</a></li>')
     body.append('<section id="references">' + _references_section(_estimator_names(models), 2) + "</section>")
     return document(title, head, nav, body, figs, path=path)

@@ -331,7 +331,7 @@ def _rerun_text(made_by, results_file, v):
             f"calibration_error={s.get('calibration_error')})")
     # TODO(lead): the command line has no --clusters or --thresholds yet; add them here when it does.
     cli = (f"python -m calibdash validate FILE{' --groups ' + groups if groups else ''} "
-           f"--n-resamples {s.get('n_resamples')} --seed {s.get('random_state')} --out DIR")
+           f"--n-resamples {s.get('n_resamples')} --random-state {s.get('random_state')} --out DIR")
     where = {"python": "", "cli": f" The metrics at full precision are in {results_file}, written beside this report.",
              "app": f" The metrics at full precision are in the app's download {results_file}."}
     ways = f"<code>{escape(call)}</code> in Python, or <code>{escape(cli)}</code> on the same file with the same loading options."

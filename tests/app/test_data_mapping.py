@@ -121,7 +121,7 @@ def test_an_app_run_records_the_mapping_so_the_command_line_reruns_it(at, tmp_pa
     recorded = results["top-label"].config["input"]
     assert recorded["predictions"] == "clinic.csv"
     assert recorded["label_column"] == "diagnosis" and recorded["prob_columns"] == ["p_malignant"]
-    assert recorded["group_columns"] == ["site"] and recorded["sha256"] == at.session_state["upload"].sha256
+    assert recorded["groups"] == ["site"] and recorded["sha256"] == at.session_state["upload"].sha256
     path = tmp_path / "result.json"
     path.write_text(Evaluations.of(results, name="clinic.csv").to_json())
     df.to_csv(tmp_path / "clinic.csv", index=False)

@@ -385,7 +385,7 @@ def test_every_setting_is_part_of_the_job_key():
     # the values of the column count, not only its name
     other = cd.load_predictions(demo.validation_demo_frame().assign(site="one"), kind="probabilities",
                                 prob_columns=list(demo.VALIDATION_DEMO_CLASSES), label_column="diagnosis",
-                                group_columns=["site"])
+                                groups=["site"])
     assert other.sha256 == pred.sha256
     assert uc.validation_key(other, "malignant", {**base, "clusters": "site"}) != keys[2]
 

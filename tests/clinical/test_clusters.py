@@ -95,12 +95,12 @@ def test_cluster_bootstrap_covers_the_population_values():
     row_hits = 0
     for d in range(draws):
         p, y, centre = _draw(np.random.default_rng(5000 + d))
-        a = analyse_sample(p, y.astype(float), n_resamples=100, seed=d, level=0.95, clusters=cluster_rows(centre))
+        a = analyse_sample(p, y.astype(float), n_resamples=100, random_state=d, level=0.95, clusters=cluster_rows(centre))
         for name, value in truth.items():
             _, lo, hi = a.values[name]
             hits[name] += lo <= value <= hi
         if d < CONTRAST_DRAWS:
-            r = analyse_sample(p, y.astype(float), n_resamples=100, seed=d, level=0.95)
+            r = analyse_sample(p, y.astype(float), n_resamples=100, random_state=d, level=0.95)
             _, lo, hi = r.values["O:E"]
             row_hits += lo <= truth["O:E"] <= hi
     coverage = {k: h / draws for k, h in hits.items()}

@@ -43,6 +43,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, special, stats
 
+import calibdash as cd
 from calibdash.clinical import meta
 from calibdash.clinical.logistic import calibration_in_the_large, calibration_slope
 from calibdash.clinical.measures import auroc
@@ -732,3 +733,22 @@ def test_coverage_of_pooled_intervals():
     coverage = {key: v / draws for key, v in hits.items()}
     print(coverage)
     assert all(c >= 0.90 for c in coverage.values()), coverage
+
+
+def test_stored_intervals_are_confidence_intervals_at_their_own_level():
+    from calibdash.clinical.logistic import calibration_slope
+    from calibdash.clinical.measures import auroc
+    from calibdash.clinical.meta import random_effects
+    from calibdash.intervals import ConfidenceInterval
+
+    rng = np.random.default_rng(1)
+    p = rng.uniform(0.05, 0.95, 400)
+    y = (rng.uniform(size=400) < p).astype(float)
+    fits = [random_effects(np.array([0.1, 0.3, -0.1, 0.2]), np.array([0.01, 0.02, 0.015, 0.01]), level=0.9),
+            auroc(p, y, level=0.9), calibration_slope(p, y, level=0.9)]
+    for fit in fits:
+        ci = fit.confidence_interval()
+        assert isinstance(ci, ConfidenceInterval) and ci == (fit.ci_low, fit.ci_high), type(fit)
+        assert fit.confidence_interval(level=0.9) == ci
+        with pytest.raises(cd.ConfigError, match="computed at level 0.9"):
+            fit.confidence_interval(level=0.95)

@@ -138,7 +138,7 @@ def test_loaded_predictions_with_a_grouping_column(tmp_path):
                           "site": np.where(np.arange(400) % 2, "A", "B")})
     path = tmp_path / "study.csv"
     frame.to_csv(path, index=False)
-    pred = cd.load_predictions(path, label_column="outcome", group_columns=["site"])
+    pred = cd.load_predictions(path, label_column="outcome", groups=["site"])
     v = cd.validate_risk_model(pred, groups="site", **FAST)
     assert v.classes == ("event",) and v.group_name == "site"
     ref = cd.validate_risk_model(p, y, **FAST)

@@ -121,3 +121,14 @@ def test_reported_errors_are_at_least_the_spread_over_splits_of_real_outputs(cif
     table["ratio"] = table["se"] / table["sd"]
     assert len(table) == 9  # top-label: 15-bins, bins, kde, kkkr, ukkr; canonical: kde, kkkr, ukkr, temperature
     assert (table["ratio"] >= 0.8).all(), table
+
+
+def test_intervals_are_confidence_intervals_with_scipys_field_names():
+    from calibdash.intervals import ConfidenceInterval
+
+    err = holdout_error(np.random.default_rng(0).normal(0.01, 0.02, size=(5, 200)))
+    ci = err.confidence_interval(0.9)
+    assert isinstance(ci, ConfidenceInterval) and ci == (ci.low, ci.high) and ci.low < err.estimate < ci.high
+    low, high = ci  # still unpacks like the tuple it was
+    assert isinstance(err.root_interval(0.9), ConfidenceInterval)
+    assert root_interval(-1.0, 4.0) == ConfidenceInterval(low=0.0, high=2.0)

@@ -21,7 +21,7 @@ def confident(n, seed=0):
 def test_few_rows_leave_gaps_never_a_fake_zero():
     P, y = confident(285)
     for bandwidth in ("silverman", "auto", 0.005):
-        curve = rl.continuous_reliability_curve(P, y, n_boot=50, bandwidth=bandwidth)
+        curve = rl.continuous_reliability_curve(P, y, n_resamples=50, bandwidth=bandwidth)
         few = curve["rows"] < rl.MIN_EFFECTIVE_ROWS
         assert few.any() and (~few).any()
         assert curve.loc[few, ["accuracy", "lower", "upper"]].isna().all().all()
@@ -29,7 +29,7 @@ def test_few_rows_leave_gaps_never_a_fake_zero():
         # a lone wrong prediction within reach made the estimate 0; now there is none there
         assert not (curve["accuracy"] == 0).any()
     # with the fixed small bandwidth some point sees a few rows only: that is where the 0s were
-    curve = rl.continuous_reliability_curve(P, y, n_boot=0, bandwidth=0.005)
+    curve = rl.continuous_reliability_curve(P, y, n_resamples=0, bandwidth=0.005)
     assert ((curve["rows"] > 0) & (curve["rows"] < rl.MIN_EFFECTIVE_ROWS)).any()
 
 
@@ -48,8 +48,8 @@ def test_automatic_bandwidth_floor_scales_with_n():
 
 def test_automatic_curve_is_readable_on_285_confident_rows():
     P, y = confident(285)
-    auto = rl.continuous_reliability_curve(P, y, n_boot=0)
-    paper = rl.continuous_reliability_curve(P, y, n_boot=0, bandwidth="silverman")
+    auto = rl.continuous_reliability_curve(P, y, n_resamples=0)
+    paper = rl.continuous_reliability_curve(P, y, n_resamples=0, bandwidth="silverman")
     estimated = auto["accuracy"].notna()
     assert estimated.sum() > 2 * paper["accuracy"].notna().sum()
     assert np.nanmax(np.abs(np.diff(auto["accuracy"].to_numpy()))) < 0.1  # not jagged
@@ -59,8 +59,8 @@ def test_automatic_is_silverman_where_the_confidences_spread():
     rng = np.random.default_rng(3)
     P = rng.dirichlet(np.ones(4), size=5000)
     y = np.array([rng.choice(4, p=p) for p in P])
-    auto = rl.continuous_reliability_curve(P, y, n_boot=20)
-    paper = rl.continuous_reliability_curve(P, y, n_boot=20, bandwidth="silverman")
+    auto = rl.continuous_reliability_curve(P, y, n_resamples=20)
+    paper = rl.continuous_reliability_curve(P, y, n_resamples=20, bandwidth="silverman")
     assert auto.attrs["bandwidth"] == silverman_bandwidth(P.max(axis=1))
     np.testing.assert_array_equal(auto.to_numpy(), paper.to_numpy())
 

@@ -68,7 +68,7 @@ def test_stacked_panels_leave_room_for_titles_and_tick_labels(sim, top, canonica
     assert_room_between_panels(plots.risk_curves(top))  # four panels: two rows
     P, y = sim
     G = rl.selected_recalibration(canonical, P)[1]
-    tables = rl.per_class_tables(P, y, [0, 1, 2], n_bins=5, n_boot=0)
+    tables = rl.per_class_tables(P, y, [0, 1, 2], n_bins=5, n_resamples=0)
     six = {**tables, **{k + 3: t for k, t in tables.items()}}
     fig = plots.per_class_figure(six, ["a", "b", "c", "d", "e", "f"], {k: (P[:, k % 3], G[:, k % 3]) for k in six})
     assert_room_between_panels(fig)
@@ -178,7 +178,7 @@ def binary(class_names=None):
 def test_binary_panels_are_titled_by_class(class_names, titles):
     pred = binary(class_names)
     res = cd.evaluate(pred, notion="classwise", estimators=["bins"])
-    view = per_class_view(pred, res, n_boot=0)
+    view = per_class_view(pred, res, n_resamples=0)
     fig = plots.per_class_figure(view.tables, pred.class_names, view.recalibration)
     assert [a.text for a in fig.layout.annotations] == titles
 
@@ -200,9 +200,9 @@ def test_interval_caps_reach_beyond_their_markers(top, sim):
 
 def test_every_axis_pushes_its_margins(top, sim):
     P, y = sim
-    table = rl.reliability_table(*rl.top_label(P, y), n_bins=10, n_boot=0)
+    table = rl.reliability_table(*rl.top_label(P, y), n_bins=10, n_resamples=0)
     for fig in (plots.risk_curves(top), plots.forest_plot(top), plots.estimates_by_quantity(top),
-                plots.reliability_figure(table), plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_boot=0))):
+                plots.reliability_figure(table), plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_resamples=0))):
         for name in fig.layout:
             if name.startswith(("xaxis", "yaxis")):
                 assert fig.layout[name].automargin is True, name

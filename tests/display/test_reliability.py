@@ -23,7 +23,7 @@ def test_table_matches_brute_force(strategy):
     P = rng.dirichlet(np.full(4, 0.5), size=300)
     y = rng.integers(0, 4, size=300)
     conf, correct = rl.top_label(P, y)
-    t = rl.reliability_table(conf, correct, n_bins=8, strategy=strategy, n_boot=0)
+    t = rl.reliability_table(conf, correct, n_bins=8, strategy=strategy, n_resamples=0)
     edges = np.concatenate([t["lower"].to_numpy(), [t["upper"].iloc[-1]]])
     for (n, c, a), row in zip(brute_table(conf, correct, edges), t.itertuples()):
         assert row.count == n
@@ -37,7 +37,7 @@ def test_table_matches_brute_force(strategy):
 
 def test_quantile_bins_merge_ties():
     conf = np.array([1.0] * 90 + list(np.linspace(0.5, 0.9, 10)))
-    t = rl.reliability_table(conf, np.ones(100), n_bins=10, strategy="quantile", n_boot=0)
+    t = rl.reliability_table(conf, np.ones(100), n_bins=10, strategy="quantile", n_resamples=0)
     assert len(t) < 10 and t["count"].sum() == 100
 
 
@@ -45,7 +45,7 @@ def test_bootstrap_band_brute_force_and_seeded():
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.3, 1, size=120)
     correct = (rng.uniform(size=120) < conf).astype(float)
-    t = rl.reliability_table(conf, correct, n_bins=4, n_boot=50, level=0.8, random_state=7)
+    t = rl.reliability_table(conf, correct, n_bins=4, n_resamples=50, level=0.8, random_state=7)
     # the same resamples one at a time
     edges = rl.bin_edges(conf, 4)
     idx = np.random.default_rng(7).integers(0, 120, size=(50, 120))
@@ -60,14 +60,14 @@ def test_bootstrap_band_brute_force_and_seeded():
         if t["count"][k]:
             assert t["band_low"][k] == pytest.approx(np.nanquantile(accs[:, k], 0.1))
             assert t["band_high"][k] == pytest.approx(np.nanquantile(accs[:, k], 0.9))
-    t2 = rl.reliability_table(conf, correct, n_bins=4, n_boot=50, level=0.8, random_state=7)
+    t2 = rl.reliability_table(conf, correct, n_bins=4, n_resamples=50, level=0.8, random_state=7)
     assert t.equals(t2)
 
 
 def test_per_class_and_errors():
     P = np.array([[0.7, 0.2, 0.1], [0.1, 0.8, 0.1], [0.3, 0.3, 0.4]])
     y = np.array([0, 2, 2])
-    tables = rl.per_class_tables(P, y, [0, 2], n_bins=2, n_boot=0)
+    tables = rl.per_class_tables(P, y, [0, 2], n_bins=2, n_resamples=0)
     assert set(tables) == {0, 2}
     assert tables[2]["count"].sum() == 3
     assert tables[2].loc[0, "accuracy"] == pytest.approx(2 / 3)  # p_2 = 0.1, 0.1, 0.4 all in [0, 0.5]
@@ -87,7 +87,7 @@ def test_bins_agree_with_the_binning_estimator_even_on_edges():
     c = np.array([0.5, 0.5, 0.75, 0.75, 1.0, 1.0, 0.6, 0.9, 0.55, 0.8])
     P = np.column_stack([c, 1 - c])
     y = np.array([0, 1, 0, 0, 0, 1, 1, 0, 0, 1])
-    t = rl.reliability_table(*rl.top_label(P, y), n_bins=4, n_boot=0)
+    t = rl.reliability_table(*rl.top_label(P, y), n_bins=4, n_resamples=0)
     assert t["count"].tolist() == [0, 0, 4, 6]  # [0.5, 0.75) holds 0.5, 0.5, 0.6, 0.55
     est = cd.make_estimator("bins", notion="top-label", n_bins=4).fit(P, y)
     filled = t["count"].to_numpy() > 0
@@ -105,10 +105,10 @@ def test_the_three_15_bin_figures_relate_as_the_help_text_says():
     pred = demo.load_demo("digits: random forest")
     res = cd.evaluate(pred, notion="top-label", estimators=["15-bins", "kde"], others=["ece-15-bins"])
     idx = res.holdout_rows
-    holdout = rl.reliability_table(*rl.top_label(pred.probs[idx], pred.labels[idx]), n_bins=15, strategy="uniform", n_boot=0)
+    holdout = rl.reliability_table(*rl.top_label(pred.probs[idx], pred.labels[idx]), n_bins=15, strategy="uniform", n_resamples=0)
     ece = res.others.set_index("estimator").loc["ece-15-bins", "estimate"]
     assert holdout.attrs["ece"] == pytest.approx(ece, rel=1e-12)
-    every = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=15, strategy="uniform", n_boot=0)
+    every = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=15, strategy="uniform", n_resamples=0)
     assert every.attrs["ece"] != pytest.approx(ece, rel=1e-6)  # all rows: another number, named for that
     assert (res.diagonals["15-bins"] >= 0).all()  # squared plug-in gaps: no debiasing term
     for table in (holdout, every):

@@ -197,7 +197,7 @@ def figure_text(fig):
 
 def test_figures_hold_class_and_model_names_escaped():
     pred = small_predictions(CLASSES)
-    tables = rl.per_class_tables(pred.probs, pred.labels, [0, 1, 2], n_boot=0)
+    tables = rl.per_class_tables(pred.probs, pred.labels, [0, 1, 2], n_resamples=0)
     figures = [plots.per_class_figure(tables, pred.class_names),
                plots.ternary_figure(pred.probs, pred.probs, pred.class_names, labels=pred.labels)]
     for fig in figures:

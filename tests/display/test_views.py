@@ -23,14 +23,14 @@ def data():
 def test_top_label_view_draws_the_selected_map_on_the_holdout_rows_only(data):
     pred, results = data
     top = results["top-label"]
-    view = top_label_view(pred, top, n_bins=10, n_boot=50)
+    view = top_label_view(pred, top, n_bins=10, n_resamples=50)
     rows = top.holdout_rows
     x, g, label = view.recalibration
     np.testing.assert_array_equal(x, pred.probs[rows].max(axis=1))
     # the fixed 15-bin baseline is never the one drawn (not tuned): "bins" is
     assert label == "recalibrated by bins (holdout rows)" and view.note == ""
     np.testing.assert_allclose(g, np.clip(top.models["bins"].recalibration(pred.probs[rows]), 0, 1)[:, 0])
-    same = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=10, n_boot=50)
+    same = rl.reliability_table(*rl.top_label(pred.probs, pred.labels), n_bins=10, n_resamples=50)
     assert view.table.equals(same)
     assert top_label_view(pred, None).recalibration is None and top_label_view(pred, None).note == ""
 
@@ -44,14 +44,14 @@ def test_a_result_read_from_json_says_why_there_is_no_curve(data):
 
 def test_per_class_view_defaults_to_the_most_frequent_classes(data):
     pred, results = data
-    view = per_class_view(pred, results["canonical"], n_bins=8, n_boot=0)
+    view = per_class_view(pred, results["canonical"], n_bins=8, n_resamples=0)
     assert view.notion == "canonical" and view.classes == [0, 1, 2] and view.estimator == "temperature"
     assert set(view.tables) == {0, 1, 2} and set(view.recalibration) == {0, 1, 2}
     P_rows, G, labels = view.triangle
     assert P_rows.shape == G.shape == (len(results["canonical"].holdout_rows), 3) and len(labels) == len(P_rows)
-    chosen = per_class_view(pred, results["canonical"], classes=[2], n_boot=0)
+    chosen = per_class_view(pred, results["canonical"], classes=[2], n_resamples=0)
     assert chosen.classes == [2] and set(chosen.tables) == {2}
-    assert per_class_view(pred, results["canonical"], classes=[], n_boot=0).tables == {}
+    assert per_class_view(pred, results["canonical"], classes=[], n_resamples=0).tables == {}
 
 
 def test_most_frequent_classes_breaks_ties_towards_the_lower_class():

@@ -45,7 +45,7 @@ def test_clinical_csv_loads_with_guesses_stated_in_notes():
 def test_group_columns_are_kept_read_only_and_outside_the_hash():
     df = clinical()
     plain = cd.load_predictions(csv_bytes(df), name="clinic.csv")
-    grouped = cd.load_predictions(csv_bytes(df), name="clinic.csv", group_columns=["site"])
+    grouped = cd.load_predictions(csv_bytes(df), name="clinic.csv", groups=["site"])
     assert grouped.sha256 == plain.sha256
     assert list(grouped.groups) == ["site"]
     np.testing.assert_array_equal(grouped.groups["site"], df["site"].to_numpy(str))
@@ -70,7 +70,7 @@ def test_explicit_mapping_on_a_table_without_telling_names():
     with pytest.raises(cd.InputError, match=r"does not say which of them.*positive=") as info:
         cd.load_predictions(df, label_column="dx", prob_columns=["score"])
     assert info.value.option == "positive" and "'benign', 'malignant'" in str(info.value)
-    p = cd.load_predictions(df, label_column="dx", prob_columns=["score"], positive="malignant", group_columns="site")
+    p = cd.load_predictions(df, label_column="dx", prob_columns=["score"], positive="malignant", groups="site")
     assert p.class_names == ("benign", "malignant") and p.notes == ()
     q = cd.load_predictions(df, label_column="dx", prob_columns=["score"], positive="benign")
     assert q.class_names == ("malignant", "benign")
@@ -134,18 +134,18 @@ def test_mapping_options_are_checked():
     df = clinical()
     cases = [
         ({"prob_columns": ["nope"]}, "has no column named 'nope'", "prob_columns"),
-        ({"label_column": "diagnosis", "group_columns": ["diagnosis"]}, "is the label column", "group_columns"),
-        ({"prob_columns": ["p_malignant"], "group_columns": ["p_malignant"]}, "both a probability column and a grouping",
-         "group_columns"),
+        ({"label_column": "diagnosis", "groups": ["diagnosis"]}, "is the label column", "groups"),
+        ({"prob_columns": ["p_malignant"], "groups": ["p_malignant"]}, "both a probability column and a grouping",
+         "groups"),
         ({"prob_columns": []}, "prob_columns is empty", "prob_columns"),
-        ({"group_columns": [7]}, "group_columns=7 is out of range", "group_columns"),
+        ({"groups": [7]}, "groups=7 is out of range", "groups"),
     ]
     for kwargs, message, option in cases:
         with pytest.raises(cd.InputError, match=message) as info:
             cd.load_predictions(df, **kwargs)
         assert info.value.option == option, kwargs
-    with pytest.raises(cd.InputError, match="group_columns applies to tables") as info:
-        cd.load_predictions(np.full(4, 0.5), [0, 1, 0, 1], group_columns=["site"])
+    with pytest.raises(cd.InputError, match="groups applies to tables") as info:
+        cd.load_predictions(np.full(4, 0.5), [0, 1, 0, 1], groups=["site"])
     with pytest.raises(cd.InputError, match="positive applies to a single probability column"):
         cd.load_predictions(np.full((4, 2), 0.5), [0, 1, 0, 1], positive="1")
 

@@ -36,8 +36,8 @@ def brute_problems(P, y, notion):
     return [(P[:, k].copy(), np.array([1.0 if y[i] == k else 0.0 for i in range(n)]), 0.0) for k in range(d)]
 
 
-def brute_edges(z, m, binning):
-    if binning == "width":
+def brute_edges(z, m, strategy):
+    if strategy == "uniform":
         # the project's edges are np.linspace's (0.6000000000000001, not 3/5): a confidence of
         # 0.6 is in the bin below, as in the reliability diagram and the binning estimator
         return list(np.linspace(0.0, 1.0, m + 1))
@@ -65,12 +65,12 @@ def brute_allocation(v, edges, convex):
     raise AssertionError("unreachable")
 
 
-def brute_binned(P, y, notion, binning, n_bins, convex):
+def brute_binned(P, y, notion, strategy, n_bins, convex):
     out = []
     for z, t, _ in brute_problems(P, y, notion):
         n = len(z)
         m = int(round(math.sqrt(n))) if n_bins == "sqrt" else n_bins
-        edges = brute_edges(z, m, binning)
+        edges = brute_edges(z, m, strategy)
         weight = [0.0] * (len(edges) - 1)
         conf = [0.0] * (len(edges) - 1)
         acc = [0.0] * (len(edges) - 1)
@@ -122,24 +122,24 @@ def small_data(n=60, d=3, seed=0):
 
 
 @pytest.mark.parametrize("notion", ["top-label", "classwise"])
-@pytest.mark.parametrize("binning", ["width", "mass"])
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
 @pytest.mark.parametrize("n_bins", [1, 4, 15, "sqrt"])
 @pytest.mark.parametrize("convex", [False, True])
-def test_binned_matches_brute_force(notion, binning, n_bins, convex):
+def test_binned_matches_brute_force(notion, strategy, n_bins, convex):
     P, y = small_data()
-    expected = brute_binned(P, y, notion, binning, n_bins, convex)
-    assert ece(P, y, notion, binning=binning, n_bins=n_bins, convex=convex) == pytest.approx(expected, abs=1e-12)
+    expected = brute_binned(P, y, notion, strategy, n_bins, convex)
+    assert ece(P, y, notion, strategy=strategy, n_bins=n_bins, convex=convex) == pytest.approx(expected, abs=1e-12)
 
 
 def test_binned_with_ties_and_confidences_at_one():
     # merged quantile edges, samples exactly on edges and centres, confidences of exactly 1
     P = np.array([[1.0, 0.0]] * 10 + [[0.75, 0.25]] * 5 + [[0.5, 0.5]] * 3 + [[0.6, 0.4], [0.9, 0.1]])
     y = np.array([0] * 8 + [1] * 2 + [0, 1, 0, 1, 1] + [1, 0, 0] + [0, 1])
-    for binning in ("width", "mass"):
+    for strategy in ("uniform", "quantile"):
         for convex in (False, True):
             for n_bins in (2, 4, 5):
-                expected = brute_binned(P, y, "top-label", binning, n_bins, convex)
-                assert ece(P, y, binning=binning, n_bins=n_bins, convex=convex) == pytest.approx(expected, abs=1e-12)
+                expected = brute_binned(P, y, "top-label", strategy, n_bins, convex)
+                assert ece(P, y, strategy=strategy, n_bins=n_bins, convex=convex) == pytest.approx(expected, abs=1e-12)
 
 
 @pytest.mark.parametrize("notion", ["top-label", "classwise"])
@@ -180,7 +180,7 @@ def test_registry_names_and_labels():
     assert ECE_ESTIMATORS["ece-15-bins"]["label"] == "15-bin ECE (L1)"
     assert all(spec["label"] for spec in ECE_ESTIMATORS.values())
     P, y = small_data(n=200)
-    assert ece_by_name("ece-mass-convex", P, y) == ece(P, y, binning="mass", n_bins="sqrt", convex=True)
+    assert ece_by_name("ece-mass-convex", P, y) == ece(P, y, strategy="quantile", n_bins="sqrt", convex=True)
     assert ece_by_name("ece-kde", P, y, notion="classwise") == ece_kde(P, y, notion="classwise")
     assert cd.ece_by_name is ece_by_name
 
@@ -190,17 +190,17 @@ def test_registry_names_and_labels():
                                           if (name, notion) != ("ece-kde", "classwise")])
 def test_bootstrap_equals_explicit_resamples(name, notion):
     P, y = small_data(n=120, d=3, seed=7)
-    n_boot = 30
-    value, se = ece_bootstrap(name, P, y, notion=notion, n_boot=n_boot, random_state=3)
+    n_resamples = 30
+    value, se = ece_bootstrap(name, P, y, notion=notion, n_resamples=n_resamples, random_state=3)
     assert value == ece_by_name(name, P, y, notion=notion)
-    idx = np.random.default_rng(3).integers(0, len(y), size=(n_boot, len(y)))
+    idx = np.random.default_rng(3).integers(0, len(y), size=(n_resamples, len(y)))
     if ECE_ESTIMATORS[name]["kind"] == "kde":
         h = silverman_bandwidth(P.max(axis=1))  # the bootstrap keeps the full sample's bandwidth
         boots = [ece_kde(P[i], y[i], bandwidth=h) for i in idx]
     else:
         boots = [ece_by_name(name, P[i], y[i], notion=notion) for i in idx]
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
-    assert ece_bootstrap(name, P, y, notion=notion, n_boot=n_boot, random_state=3) == (value, se)  # seeded
+    assert ece_bootstrap(name, P, y, notion=notion, n_resamples=n_resamples, random_state=3) == (value, se)  # seeded
 
 
 @pytest.mark.parametrize("convex", [False, True])
@@ -211,9 +211,9 @@ def test_mass_bootstrap_with_ties_equals_explicit_resamples(convex):
     P = np.column_stack([c, 1 - c])
     y = (rng.random(150) > c).astype(int)
     name = "ece-mass-convex" if convex else "ece-mass-sqrt"
-    _, se = ece_bootstrap(name, P, y, n_boot=40, random_state=5)
+    _, se = ece_bootstrap(name, P, y, n_resamples=40, random_state=5)
     idx = np.random.default_rng(5).integers(0, 150, size=(40, 150))
-    boots = [brute_binned(P[i], y[i], "top-label", "mass", "sqrt", convex) for i in idx]
+    boots = [brute_binned(P[i], y[i], "top-label", "quantile", "sqrt", convex) for i in idx]
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
 
 
@@ -221,15 +221,15 @@ def test_bootstrap_blocks_do_not_change_the_result(monkeypatch):
     import calibdash.metrics.ece as ece_module  # the module: the package does not re-export the function ece
 
     P, y = small_data(n=150, d=3, seed=2)
-    full = ece_bootstrap("ece-convex", P, y, notion="classwise", n_boot=25)
+    full = ece_bootstrap("ece-convex", P, y, notion="classwise", n_resamples=25)
     monkeypatch.setattr(ece_module, "BOOT_BLOCK", 2 * 150 * 4)  # four resamples per block
-    assert ece_bootstrap("ece-convex", P, y, notion="classwise", n_boot=25) == pytest.approx(full, rel=1e-12)
+    assert ece_bootstrap("ece-convex", P, y, notion="classwise", n_resamples=25) == pytest.approx(full, rel=1e-12)
 
 
 def test_classwise_bootstrap_is_the_mean_over_classes():
     P, y = small_data(n=90, d=3, seed=8)
     idx = np.random.default_rng(0).integers(0, len(y), size=(20, len(y)))
-    _, se = ece_bootstrap("ece-kde", P, y, notion="classwise", n_boot=20)
+    _, se = ece_bootstrap("ece-kde", P, y, notion="classwise", n_resamples=20)
     hs = [silverman_bandwidth(P[:, k]) for k in range(3)]
     boots = [np.mean([kde_problem_ece(P[i, k], (y[i] == k).astype(float), 0.0, hs[k]) for k in range(3)]) for i in idx]
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
@@ -242,7 +242,7 @@ def test_known_15_bin_figures(name, percent):
     P, y = load_npz(name)
     assert round(100 * ece(P, y), 2) == percent
     assert round(100 * ece_by_name("ece-15-bins", P, y), 2) == percent
-    assert rl.reliability_table(*rl.top_label(P, y), n_boot=0).attrs["ece"] == pytest.approx(ece(P, y), abs=1e-12)
+    assert rl.reliability_table(*rl.top_label(P, y), n_resamples=0).attrs["ece"] == pytest.approx(ece(P, y), abs=1e-12)
 
 
 # -- consistency on simulations with a known answer ----------------------------------------
@@ -280,7 +280,7 @@ def test_truth_helper_is_zero_for_a_calibrated_model():
 def test_estimators_approach_the_true_error_of_a_distorted_model(distorted, name):
     P, y, truth = distorted
     assert truth > 0.05  # the distortion is large enough for the comparison to mean something
-    value, se = ece_bootstrap(name, P, y, n_boot=50)
+    value, se = ece_bootstrap(name, P, y, n_resamples=50)
     assert abs(value - truth) < max(0.1 * truth, 4 * se)
 
 
@@ -290,7 +290,7 @@ def test_estimators_approach_the_true_error_of_a_distorted_model(distorted, name
     [
         (lambda P, y: ece(P, y, notion="canonical"), "does not support the 'canonical' notion"),
         (lambda P, y: ece(P, y, notion="toplabel"), "Unknown notion"),
-        (lambda P, y: ece(P, y, binning="quantile"), "binning must be 'width'"),
+        (lambda P, y: ece(P, y, strategy="mass"), "strategy must be 'uniform'"),
         (lambda P, y: ece(P, y, n_bins=0), "n_bins must be a positive integer or 'sqrt'"),
         (lambda P, y: ece(P, y, n_bins="log"), "n_bins must be a positive integer or 'sqrt'"),
         (lambda P, y: ece(P, y, n_bins=2.5), "n_bins must be a positive integer or 'sqrt'"),
@@ -298,7 +298,7 @@ def test_estimators_approach_the_true_error_of_a_distorted_model(distorted, name
         (lambda P, y: ece_kde(P, y, bandwidth=-0.1), "bandwidth must be 'silverman' or a positive number"),
         (lambda P, y: ece_kde(P, y, bandwidth="scott"), "bandwidth must be 'silverman' or a positive number"),
         (lambda P, y: ece_by_name("ece-20-bins", P, y), "Unknown ECE estimator 'ece-20-bins'"),
-        (lambda P, y: ece_bootstrap("ece-kde", P, y, n_boot=1), "n_boot must be an integer of at least 2"),
+        (lambda P, y: ece_bootstrap("ece-kde", P, y, n_resamples=1), "n_resamples must be an integer of at least 2"),
         (lambda P, y: ece(P * 3, y), "sums to"),
         (lambda P, y: ece(P, y[:-1]), "labels but there are"),
         (lambda P, y: ece(P, y + 5), "outside the classes"),
@@ -306,7 +306,7 @@ def test_estimators_approach_the_true_error_of_a_distorted_model(distorted, name
         (lambda P, y: rl.continuous_reliability_curve(P, y, notion="classwise"), "needs class_index"),
         (lambda P, y: rl.continuous_reliability_curve(P, y, notion="classwise", class_index=3), "needs class_index"),
         (lambda P, y: rl.continuous_reliability_curve(P, y, grid=1), "grid must be"),
-        (lambda P, y: rl.continuous_reliability_curve(P, y, n_boot=1), "n_boot must be 0"),
+        (lambda P, y: rl.continuous_reliability_curve(P, y, n_resamples=1), "n_resamples must be 0"),
         (lambda P, y: rl.continuous_reliability_curve(P, y, level=90), "level must be between 0 and 1"),
         (lambda P, y: rl.continuous_reliability_curve(P, y, notion="canonical"), "does not support the 'canonical'"),
         (lambda P, y: rl.continuous_reliability_curve(P, y, bandwidth=0), "bandwidth must be 'silverman' or a positive"),
@@ -323,7 +323,7 @@ def test_bad_input_says_what_is_wrong(call, message):
 @pytest.mark.shared_data
 def test_curve_band_contains_estimate_and_lies_in_unit_interval(name):
     P, y = load_npz(name)
-    curve = rl.continuous_reliability_curve(P, y, n_boot=100)
+    curve = rl.continuous_reliability_curve(P, y, n_resamples=100)
     assert list(curve.columns) == ["confidence", "accuracy", "lower", "upper", "density", "rows"]
     assert len(curve) == 200 and curve["confidence"].iloc[0] == pytest.approx(0.1) and curve["confidence"].iloc[-1] == 1.0
     seen = curve["rows"] >= rl.MIN_EFFECTIVE_ROWS
@@ -337,7 +337,7 @@ def test_curve_band_contains_estimate_and_lies_in_unit_interval(name):
 
 def test_curve_matches_brute_force_regression_and_density():
     P, y = small_data(n=40, d=3, seed=9)
-    curve = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_boot=0, bandwidth="silverman")
+    curve = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_resamples=0, bandwidth="silverman")
     assert curve[["lower", "upper"]].isna().all().all()
     z, t = P[:, 1], (y == 1).astype(float)
     h = brute_silverman(z)
@@ -354,13 +354,13 @@ def test_curve_matches_brute_force_regression_and_density():
         else:
             assert np.isnan(acc)
     assert 0 < estimated < len(curve)  # both branches are checked
-    fixed = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_boot=0, bandwidth=0.3)
+    fixed = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=11, n_resamples=0, bandwidth=0.3)
     assert fixed.attrs["bandwidth"] == 0.3
     x, acc = fixed["confidence"].iloc[4], fixed["accuracy"].iloc[4]
     k = [sum(triweight((x - c) / 0.3) / 0.3 for c in (v, -v, 2 - v, 2 + v)) for v in z]
     assert acc == pytest.approx(np.dot(k, t) / sum(k), abs=1e-12)
     # the density integrates to about 1 over the support (reflection keeps the mass inside)
-    dense = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=2001, n_boot=0)
+    dense = rl.continuous_reliability_curve(P, y, notion="classwise", class_index=1, grid=2001, n_resamples=0)
     assert np.trapezoid(dense["density"], dense["confidence"]) == pytest.approx(1.0, abs=0.01)
 
 
@@ -371,7 +371,7 @@ def test_curve_follows_a_known_miscalibration():
     correct = rng.random(n) < c - 0.1
     P = np.column_stack([c, 1 - c])
     y = np.where(correct, 0, 1)
-    curve = rl.continuous_reliability_curve(P, y, n_boot=50)
+    curve = rl.continuous_reliability_curve(P, y, n_resamples=50)
     inner = curve[(curve["confidence"] > 0.6) & (curve["confidence"] < 0.95)]
     np.testing.assert_allclose(inner["accuracy"], inner["confidence"] - 0.1, atol=0.04)
     assert curve["confidence"].iloc[0] == 0.5  # two classes: the confidence is at least 1/2
@@ -381,8 +381,8 @@ def test_continuous_figure_has_curve_band_and_density():
     from calibdash.display import plots
 
     P, y = small_data(n=300, d=3, seed=1)
-    fig = plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_boot=20))
+    fig = plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_resamples=20))
     names = [tr.name for tr in fig.data]
     assert "estimated P(correct | confidence)" in names and "bootstrap band" in names and "density of predictions" in names
-    fig = plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_boot=0))
+    fig = plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_resamples=0))
     assert "bootstrap band" not in [tr.name for tr in fig.data]

@@ -40,14 +40,14 @@ def test_rows_equal_the_library_functions_on_the_same_split():
         assert list(rows.index) == others[notion]
         assert set(rows["quantity"]) <= set(QUANTITIES)
         for name in [n for n in others[notion] if n.startswith("ece-")]:
-            value, se = ece_bootstrap(name, Pt, yt, notion="top-label", n_boot=200, random_state=4)
+            value, se = ece_bootstrap(name, Pt, yt, notion="top-label", n_resamples=200, random_state=4)
             assert rows.loc[name, "estimate"] == value and rows.loc[name, "estimate_se"] == se
         for name in [n for n in others[notion] if n.startswith("skce")]:
             estimator = {"skce": "unbiased", "skce-linear": "linear", "skce-block": "block"}[name]
             est = cd.skce(Pt, yt, estimator=estimator, random_state=4)
             t = cd.calibration_test(Pt, yt, estimator=estimator, random_state=4)
-            assert rows.loc[name, "estimate"] == t.estimate.value and rows.loc[name, "estimate_se"] == t.estimate.se
-            assert rows.loc[name, "estimate"] == pytest.approx(est.value, rel=1e-12, abs=1e-15)
+            assert rows.loc[name, "estimate"] == t.estimate.estimate and rows.loc[name, "estimate_se"] == t.estimate.se
+            assert rows.loc[name, "estimate"] == pytest.approx(est.estimate, rel=1e-12, abs=1e-15)
             assert rows.loc[name, "estimate_se"] == pytest.approx(est.se, rel=1e-9)
             assert rows.loc[name, "p_value"] == t.p_value and 0 < t.p_value <= 1
     # variational: the maps fitted on each fold's training rows, by hand
@@ -129,4 +129,4 @@ def test_skce_switches_to_the_block_estimator_on_large_holdout_sets(monkeypatch)
     row = cd.evaluate(P, y, notion="canonical", others=["skce"], **FAST).others.iloc[0]
     test, _ = make_split(len(y), 0.2, 5, 0)
     est = cd.skce(P[test], y[test], estimator="block")
-    assert row["estimate"] == est.value and row["details"].startswith("block,") and "n^2 d" in row["details"]
+    assert row["estimate"] == est.estimate and row["details"].startswith("block,") and "n^2 d" in row["details"]

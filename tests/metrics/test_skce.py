@@ -76,7 +76,7 @@ def test_estimators_match_double_loops(n, d, seed, kernel):
     H = brute_matrix(P, y, kernel, nu)
     for estimator, B in [("biased", None), ("unbiased", None), ("linear", None), ("block", 3), ("block", 5)]:
         est = cd.skce(P, y, estimator=estimator, kernel=kernel, bandwidth=nu, block_size=B)
-        assert est.value == pytest.approx(brute_estimate(H, estimator, B), abs=1e-10), (estimator, B)
+        assert est.estimate == pytest.approx(brute_estimate(H, estimator, B), abs=1e-10), (estimator, B)
         assert (est.estimator, est.kernel, est.bandwidth, est.n) == (estimator, kernel, nu, n)
     # standard errors: spread of the block terms, and Hoeffding's first-order term
     for estimator, B in [("linear", 2), ("block", 3)]:
@@ -96,7 +96,7 @@ def test_default_block_size_is_floor_sqrt_n():
     est = cd.skce(P, y, estimator="block", bandwidth=0.5)
     assert est.block_size == 5
     H = brute_matrix(P, y, "laplacian", 0.5)
-    assert est.value == pytest.approx(brute_estimate(H, "block", 5), abs=1e-10)
+    assert est.estimate == pytest.approx(brute_estimate(H, "block", 5), abs=1e-10)
     assert cd.skce(P[:3], y[:3], estimator="block", bandwidth=0.5).block_size == 2
 
 
@@ -104,7 +104,7 @@ def test_block_size_two_is_the_linear_estimator():
     P, y = random_data(25, 4, 5)
     a = cd.skce(P, y, estimator="block", block_size=2, bandwidth=0.4)
     b = cd.skce(P, y, estimator="linear", bandwidth=0.4)
-    assert (a.value, a.se) == pytest.approx((b.value, b.se), abs=1e-15)
+    assert (a.estimate, a.se) == pytest.approx((b.estimate, b.se), abs=1e-15)
 
 
 def test_duplicate_predictions_have_kernel_one():
@@ -115,7 +115,7 @@ def test_duplicate_predictions_have_kernel_one():
     for estimator in ("biased", "unbiased", "linear", "block"):
         B = 4 if estimator == "block" else None
         est = cd.skce(P, y, estimator=estimator, bandwidth=0.1, block_size=B)
-        assert est.value == pytest.approx(brute_estimate(H, estimator, B), abs=1e-12)
+        assert est.estimate == pytest.approx(brute_estimate(H, estimator, B), abs=1e-12)
 
 
 @pytest.mark.parametrize("n", [9, 40])
@@ -143,7 +143,7 @@ def test_blocked_path_agrees_with_one_shot(monkeypatch):
     monkeypatch.setattr(S, "MAX_BLOCK_ELEMENTS", 1)  # one row (or one block) at a time
     for e, ref in one_shot.items():
         est = cd.skce(P, y, estimator=e, block_size=6 if e == "block" else None)
-        assert est.value == pytest.approx(ref.value, abs=1e-12)
+        assert est.estimate == pytest.approx(ref.estimate, abs=1e-12)
         assert est.se == pytest.approx(ref.se, abs=1e-12)
     np.testing.assert_allclose(S._centred_matrix(P, y, "laplacian", 0.3)[0], Hc_one, rtol=0, atol=1e-12)
 
@@ -164,7 +164,7 @@ def test_blocked_path_is_taken_above_the_threshold(monkeypatch):
     est = cd.skce(P, y, bandwidth=0.5)
     assert len(shapes) == 5 and all(r * m <= 25 * n for r, m in shapes)
     assert sum(r for r, _ in shapes) == n
-    assert est.value == pytest.approx(ref.value, abs=1e-12)
+    assert est.estimate == pytest.approx(ref.estimate, abs=1e-12)
 
 
 # -- the resampling tests against explicit loops ----------------------------------------
@@ -218,8 +218,8 @@ def test_asymptotic_test_is_a_one_sided_z_test():
         t = cd.calibration_test(sim.probs, sim.labels, estimator=estimator)
         est = cd.skce(sim.probs, sim.labels, estimator=estimator)
         assert t.method == "asymptotic" and t.n_resamples is None
-        assert t.statistic == pytest.approx(est.value / est.se)
-        assert t.p_value == pytest.approx(norm.sf(est.value / est.se))
+        assert t.statistic == pytest.approx(est.estimate / est.se)
+        assert t.p_value == pytest.approx(norm.sf(est.estimate / est.se))
         assert t.estimate == est
 
 
@@ -237,7 +237,7 @@ def test_text_reports_the_decision():
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.p_value = 0.5
     with pytest.raises(dataclasses.FrozenInstanceError):
-        est.value = 0.0
+        est.estimate = 0.0
 
 
 # -- Widmann et al.'s experiment --------------------------------------------------------
@@ -264,16 +264,16 @@ def widmann():
                 nu = S.median_bandwidth(P)  # fixed per draw, as Widmann et al.
                 boot = cd.calibration_test(P, y, bandwidth=nu, n_resamples=N_RESAMPLES, random_state=s)
                 lin = cd.calibration_test(P, y, estimator="linear", bandwidth=nu)
-                u = boot.estimate.value
+                u = boot.estimate.estimate
                 biased = ((N_SMALL - 1) * u + _diag_terms(P, y).mean()) / N_SMALL
-                rows.append((u, lin.estimate.value, biased, boot.p_value, lin.p_value))
+                rows.append((u, lin.estimate.estimate, biased, boot.p_value, lin.p_value))
             out[model] = np.array(rows)
             if model != "calibrated":
                 large = []
                 for s in range(N_LARGE_DRAWS):
                     sim = widmann_simulation(model, N_LARGE, n_classes=10, alpha=0.1, random_state=20_000 + s)
                     nu = S.median_bandwidth(sim.probs)
-                    large.append([cd.skce(sim.probs, sim.labels, estimator=e, bandwidth=nu).value
+                    large.append([cd.skce(sim.probs, sim.labels, estimator=e, bandwidth=nu).estimate
                                   for e in ("unbiased", "linear")])
                 out[model, "large"] = np.array(large)
     return out
@@ -287,8 +287,8 @@ def test_widmann_biased_identity_holds():
     # the experiment derives the biased estimate from the unbiased one; check that shortcut
     sim = widmann_simulation("mixed", 60, random_state=1)
     nu = S.median_bandwidth(sim.probs)
-    u = cd.skce(sim.probs, sim.labels, bandwidth=nu).value
-    b = cd.skce(sim.probs, sim.labels, estimator="biased", bandwidth=nu).value
+    u = cd.skce(sim.probs, sim.labels, bandwidth=nu).estimate
+    b = cd.skce(sim.probs, sim.labels, estimator="biased", bandwidth=nu).estimate
     assert b == pytest.approx((59 * u + _diag_terms(sim.probs, sim.labels).mean()) / 60, abs=1e-14)
 
 
@@ -400,4 +400,4 @@ def test_resampling_refused_for_large_n_points_to_block_test(monkeypatch):
     # the O(n) tests stay available, and the estimate itself is blocked, not refused
     assert cd.calibration_test(P, y, estimator="block").method == "asymptotic"
     assert cd.calibration_test(P, y, estimator="linear", method="consistency", n_resamples=20).n_resamples == 20
-    assert np.isfinite(cd.skce(P, y).value)
+    assert np.isfinite(cd.skce(P, y).estimate)

@@ -115,7 +115,7 @@ def test_variational_error_equals_explicit_fold_loop(name, loss):
         sizes.append(len(test))
     # temperature is found by two different optimisers: agreement to their tolerance
     tol = 1e-7 if name == "temperature" else 1e-12
-    assert est.value == pytest.approx(np.average(per_fold, weights=sizes), abs=tol)
+    assert est.estimate == pytest.approx(np.average(per_fold, weights=sizes), abs=tol)
     np.testing.assert_allclose(est.per_fold, per_fold, rtol=0, atol=tol)
     assert est.se == pytest.approx(np.std(per_fold, ddof=1) / 2.0, abs=tol)
     assert (est.loss, est.recalibrator, est.n) == (loss, name, len(y))
@@ -145,12 +145,12 @@ def test_top_label_equals_explicit_fold_loop_and_parts_sum():
                     over[i] = (c[j] - tt[j]) ** 2 - (low - tt[j]) ** 2
                     under[i] = (c[j] - tt[j]) ** 2 - (high - tt[j]) ** 2
             per_fold.append(total[test].mean())
-        assert res.value == pytest.approx(total.mean(), abs=1e-12)
+        assert res.estimate == pytest.approx(total.mean(), abs=1e-12)
         assert res.overconfidence == pytest.approx(over.mean(), abs=1e-12)
         assert res.underconfidence == pytest.approx(under.mean(), abs=1e-12)
         np.testing.assert_allclose(res.per_fold, per_fold, rtol=0, atol=1e-12)
-        assert res.overconfidence + res.underconfidence == pytest.approx(res.value, abs=1e-14)
-        assert res.error == pytest.approx(max(0, res.value) ** (1 / p))
+        assert res.overconfidence + res.underconfidence == pytest.approx(res.estimate, abs=1e-14)
+        assert res.error == pytest.approx(max(0, res.estimate) ** (1 / p))
         assert res.se > 0 and res.overconfidence_se > 0 and res.underconfidence_se > 0
 
 
@@ -193,7 +193,7 @@ def simulation_runs():
     for seed in range(10):
         sim = dirichlet_simulation(n=10_000, n_classes=5, distortion=0.3, random_state=seed)
         for name in ("temperature", "isotonic", "logistic"):
-            out[name].append(variational_error(sim.probs, sim.labels, recalibrator=name).value)
+            out[name].append(variational_error(sim.probs, sim.labels, recalibrator=name).estimate)
         g_star = TemperatureRecalibrator(temperature=0.3).fit(sim.probs, sim.labels)
         out["oracle"].append(holdout_loss_gap(g_star, sim.probs, sim.labels).mean())
         for p in tl:
@@ -240,9 +240,9 @@ def test_isotonic_and_logistic_are_lower_bounds(simulation_runs):
 def test_top_label_over_and_under_confidence_on_the_simulation(simulation_runs):
     _, tl, truth = simulation_runs
     target2 = truth["top-label"] ** 2  # TCE_2^2 ~ 0.036
-    v2 = np.array([r.value for r in tl[2]])
+    v2 = np.array([r.estimate for r in tl[2]])
     print(f"\nTCE_2^2 truth {target2:.5f}; isotonic p=2 mean {v2.mean():.5f}; "
-          f"p=1 mean {np.mean([r.value for r in tl[1]]):.5f} "
+          f"p=1 mean {np.mean([r.estimate for r in tl[1]]):.5f} "
           f"(over {np.mean([r.overconfidence for r in tl[1]]):.5f}, under {np.mean([r.underconfidence for r in tl[1]]):.5f})")
     assert v2.mean() <= target2 + 2 * v2.std(ddof=1) / np.sqrt(len(v2))
     assert v2.mean() > 0.7 * target2
@@ -250,9 +250,9 @@ def test_top_label_over_and_under_confidence_on_the_simulation(simulation_runs):
         for r in tl[p]:
             # the simulated model (distortion 0.3) is under-confident
             assert r.underconfidence > r.overconfidence
-            assert r.overconfidence + r.underconfidence == pytest.approx(r.value, abs=1e-14)
+            assert r.overconfidence + r.underconfidence == pytest.approx(r.estimate, abs=1e-14)
     # E|c - g*| <= sqrt(E (c - g*)^2), and both estimates keep that order on average
-    assert np.mean([r.value for r in tl[1]]) <= np.sqrt(target2) * 1.02
+    assert np.mean([r.estimate for r in tl[1]]) <= np.sqrt(target2) * 1.02
 
 
 # -- the plug-in families -----------------------------------------------------------------

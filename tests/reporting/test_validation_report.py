@@ -26,7 +26,7 @@ def validation():
     y = np.where(rng.random(n) < 1 / (1 + np.exp(-(0.3 + 0.8 * lp))), "died", HOSTILE)
     groups = pd.Series(rng.choice(np.array(["ward <i>A</i>", "ward B"], dtype=object), n), name="ward & unit")
     frame = pd.DataFrame({"p_died": p, "outcome": y, "ward & unit": groups})
-    pred = cd.load_predictions(frame, label_column="outcome", positive="died", group_columns=["ward & unit"],
+    pred = cd.load_predictions(frame, label_column="outcome", positive="died", groups=["ward & unit"],
                                name='hostile "<img src=x>" file')
     return pred, cd.validate_risk_model(pred, groups="ward & unit", n_resamples=40, calibration_error=False)
 
@@ -231,7 +231,7 @@ def multicentre():
     y = rng.random(n) < 1 / (1 + np.exp(-(lp + np.where(site == CENTRES[1], 1.0, 0.0))))
     frame = pd.DataFrame({"p_died": 1 / (1 + np.exp(-lp)), "outcome": np.where(y, "died", "alive"),
                           "hospital <x>": site})
-    pred = cd.load_predictions(frame, label_column="outcome", positive="died", group_columns=["hospital <x>"])
+    pred = cd.load_predictions(frame, label_column="outcome", positive="died", groups=["hospital <x>"])
     v = cd.validate_risk_model(pred, clusters="hospital <x>", n_resamples=30, calibration_error=False)
     return pred, v, validation_report(v, predictions=pred)
 

@@ -98,7 +98,7 @@ def show(res):
     st.subheader("Reliability diagrams, overlaid")
     st.caption("Top-label reliability of every model (15 equal-width bins, all rows): the closer to the dashed "
                "diagonal, the better calibrated.")
-    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_boot=100) for name, P in res.probs.items()}
+    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_resamples=100) for name, P in res.probs.items()}
     st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
 
     d1, d2, d3 = st.columns(3)

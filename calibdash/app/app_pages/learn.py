@@ -95,7 +95,7 @@ else:
         st.dataframe(plots.lab_summary_points(summary), key="lab_summary_table", hide_index=True, width="stretch",
                      column_config=points)
         st.download_button("Estimates (CSV)", csv_text(df),
-                           downloads.download_name("lab_estimates", "csv", scen_label, notion=notion, seed=int(seed)), "text/csv",
+                           downloads.download_name("lab_estimates", "csv", scen_label, notion=notion, random_state=int(seed)), "text/csv",
                            key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
 
 st.header("2. The paper's Figure 1: the risk finds the truth")
@@ -125,5 +125,6 @@ elif fig1 is not None:
         "estimators and choose their settings without knowing the truth: on real data it is all we have."
     )
     st.download_button("Risk per theta and seed (CSV)", csv_text(fig1),
-                       downloads.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows", seed=int(f1_seed)),
+                       downloads.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows",
+                                               random_state=int(f1_seed)),
                        "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")

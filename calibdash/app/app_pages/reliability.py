@@ -22,7 +22,7 @@ c1.slider("Bins", 5, 50, key="rel__bins", help=HELP["bins"])
 c2.radio("Binning", ["uniform", "quantile"], key="rel__strategy", horizontal=True, help=HELP["strategy"],
          format_func={"uniform": "equal width", "quantile": "equal mass"}.get)
 c3.number_input("Bootstrap resamples", 0, 2000, step=100, key="rel__boot", help=HELP["bootstrap"])
-opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_boot=int(ss["rel__boot"]))
+opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_resamples=int(ss["rel__boot"]))
 
 notion = widgets.notion_picker(results) if results else None
 
@@ -38,13 +38,13 @@ left.plotly_chart(plots.reliability_figure(view.table, title=None, recal=view.re
                   width="stretch")
 
 
-def continuous_curve(n_boot, bandwidth):
+def continuous_curve(n_resamples, bandwidth):
     """The continuous reliability curve of the current data, kept per data set and settings."""
     cache = ss.setdefault("continuous_curve_cache", {})
-    key = (pred.sha256, n_boot, bandwidth)
+    key = (pred.sha256, n_resamples, bandwidth)
     if key not in cache:
         cache.clear()  # one curve at a time: it is cheap to recompute, and uploads can be large
-        cache[key] = rl.continuous_reliability_curve(pred.probs, pred.labels, n_boot=n_boot, bandwidth=bandwidth)
+        cache[key] = rl.continuous_reliability_curve(pred.probs, pred.labels, n_resamples=n_resamples, bandwidth=bandwidth)
     return cache[key]
 
 
