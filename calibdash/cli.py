@@ -1,4 +1,4 @@
-"""The command line: ``python -m calibdash evaluate ...``, ``rerun ...``, ``validate ...`` and ``plan ...``.
+"""The command line: ``python -m calibdash evaluate ...``, ``rerun ...``, ``validate ...``, ``plan ...`` and ``app``.
 
 ``evaluate`` runs Algorithm 1 on one or more prediction files with the same settings and
 seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.html``;
@@ -6,7 +6,8 @@ seed and writes ``summary.csv``, ``curves.csv``, ``result.json`` and ``report.ht
 whether the numbers are identical; ``validate`` validates a clinical risk model
 (:func:`calibdash.validate_risk_model`) overall and per group and writes ``metrics.csv`` and
 ``report.html``; ``plan`` gives the minimum size of an external validation study from
-anticipated values (:func:`calibdash.plan_sample_size`, Riley et al. 2021).
+anticipated values (:func:`calibdash.plan_sample_size`, Riley et al. 2021); ``app`` serves
+the dashboard on 127.0.0.1 (the installed :mod:`calibdash.app`).
 
 Exit status:
 

@@ -4,7 +4,7 @@ SciPy's results return their intervals as a ``ConfidenceInterval(low, high)`` (e
 ``scipy.stats.bootstrap(...).confidence_interval``), but SciPy does not make that class
 public; this one has the same fields. It is a named tuple, so ``low, high = ...`` and
 comparisons with a plain tuple keep working. This module is on the ground floor: it
-imports nothing of calibdash.
+imports only :mod:`calibdash.errors`, beside it.
 """
 
 from __future__ import annotations
