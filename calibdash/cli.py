@@ -48,7 +48,7 @@ from calibdash.clinical.validation import MAX_GROUPS
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
-from calibdash.evaluation.config import EvaluationConfig, check_rows, check_split, resolve
+from calibdash.evaluation.config import EvaluationConfig, resolve
 from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import parse_grid_text
 from calibdash.evaluation.pipeline import evaluate, evaluate_notions
@@ -547,16 +547,10 @@ def _load(path, labels, options):
     return pred, record
 
 
-def _evaluate_model(label, pred, record, plan, others, settings, progress):
+def _evaluate_model(label, pred, record, configs, n_jobs, progress):
     # All notions in one pool of workers (calibdash.evaluate_notions): the same numbers as
-    # one evaluate per notion.
-    results = evaluate_notions(
-        pred, notions=list(plan), estimators={n: names for n, (names, _) in plan.items()},
-        grids={n: grids or None for n, (_, grids) in plan.items()}, others=others,
-        progress=progress.callback(label), **settings,
-    )
-    for res in results.values():
-        res.config["input"] = dict(record, sha256=pred.sha256)
+    # one evaluate per notion. The record of the input is kept so that rerun can read it again.
+    results = evaluate_notions(pred, configs=configs, provenance=record, n_jobs=n_jobs, progress=progress.callback(label))
     progress.finish()
     return results
 
@@ -594,7 +588,12 @@ def cmd_evaluate(args):
     _n_jobs(args)  # checks --jobs before any file is read
     if not 0 < args.test_size < 1:
         raise CLIError(f"--test-size must lie strictly between 0 and 1, got {args.test_size}.")
-    check_split(args.test_size, args.folds)  # the limit on folds
+    # One configuration per notion, on the one split of --test-size, --folds and --random-state.
+    configs = EvaluationConfig.for_notions(
+        notions, estimators={n: names for n, (names, _) in plan.items()},
+        grids={n: grids or None for n, (_, grids) in plan.items()}, others=others, test_size=args.test_size,
+        n_folds=args.folds, random_state=args.random_state,
+    )
     paths = args.predictions
     labels = args.labels or []
     if len(labels) not in (0, 1, len(paths)):
@@ -604,24 +603,23 @@ def cmd_evaluate(args):
     # Every file is read and checked, and every output path planned, before the first (long) evaluation starts.
     options = _load_options(args)
     loaded = [_load(p, lab, options) for p, lab in zip(paths, labels)]
-    full_grids = {notion: resolve(notion, names_, grids or None)[1] for notion, (names_, grids) in plan.items()}
     for (pred, _), path in zip(loaded, paths):
-        for notion, grids in full_grids.items():
+        for config in configs:
             try:
-                check_rows(notion, grids, pred.n)
+                config.check_rows(pred.n)
             except ConfigError as e:
                 raise CLIError(f"{path}: {e}") from None
     single = len(paths) == 1
     folders = _plan_outputs(args.out, names, single=single, inputs=[*paths, *(lab for lab in labels if lab)])
     out = Path(args.out)
-    settings = dict(test_size=args.test_size, n_folds=args.folds, random_state=args.random_state, n_jobs=_n_jobs(args))
+    n_jobs = _n_jobs(args)
     progress = Progress(enabled=not args.quiet)
     command = ["python", "-m", "calibdash", *args.argv]
     models = {}
     try:
         with _backend(args.dask_scheduler):
             for name, (pred, record) in zip(names, loaded):
-                models[name] = _evaluate_model(name, pred, record, plan, others, settings, progress)
+                models[name] = _evaluate_model(name, pred, record, configs, n_jobs, progress)
     finally:
         progress.finish()
     for name, (pred, _) in zip(names, loaded):
@@ -897,21 +895,18 @@ def compare_results(old, new):
     return diffs
 
 
-def _rerun_model(name, olds, pred, args, progress):
-    """Every notion of one model from its recorded calls: in one pool of workers when they
-    share the split (as ``evaluate`` ran them), else one after the other."""
-    calls = [old.config["call"] for old in olds]
-    split = ("test_size", "n_folds", "random_state")
+def _rerun_model(name, configs, pred, record, args, progress):
+    """Every notion of one model from its recorded configurations: in one pool of workers when
+    they share the split (as ``evaluate`` ran them), else one after the other. ``record`` is
+    the input read, kept in the new results."""
     try:
-        if all(all(c[k] == calls[0][k] for k in split) for c in calls):
-            out = evaluate_notions(
-                pred, notions=[c["notion"] for c in calls], estimators={c["notion"]: c["estimators"] for c in calls},
-                grids={c["notion"]: c["grids"] for c in calls}, others={c["notion"]: c.get("others") for c in calls},
-                n_jobs=_n_jobs(args), progress=progress.callback(name), **{k: calls[0][k] for k in split},
-            )
+        if len({c.split for c in configs}) == 1:
+            out = evaluate_notions(pred, configs=configs, provenance=record, n_jobs=_n_jobs(args),
+                                   progress=progress.callback(name))
         else:
-            out = {c["notion"]: evaluate(pred, **c, n_jobs=_n_jobs(args), progress=progress.callback(f"{name} {c['notion']}"))
-                   for c in calls}
+            out = {c.notion: evaluate(pred, config=c, provenance=record, n_jobs=_n_jobs(args),
+                                      progress=progress.callback(f"{name} {c.notion}"))
+                   for c in configs}
     finally:
         progress.finish()
     return out
@@ -955,13 +950,16 @@ def _load_recorded(path, labels, options):
 
 
 def _check_calls(result, models):
-    """Every recorded configuration checked (names, values, limits) before any file is read."""
-    for results in models.values():
+    """Every recorded configuration checked (names, values, limits) before any file is read:
+    ``{(model, notion): EvaluationConfig}``."""
+    configs = {}
+    for name, results in models.items():
         for notion, old in results.items():
             try:
-                EvaluationConfig.resolve(**old.config["call"])
+                configs[name, notion] = EvaluationConfig.resolve(**old.config["call"])
             except ConfigError as e:
                 raise CLIError(f"{result}: the recorded configuration ({notion}) cannot be run: {e}") from None
+    return configs
 
 
 def cmd_rerun(args):
@@ -973,7 +971,7 @@ def cmd_rerun(args):
     models = load_run(args.result)
     if args.predictions and len(models) > 1:
         raise CLIError(f"{args.result} holds {len(models)} models; --predictions can only replace the input of one.")
-    _check_calls(args.result, models)
+    configs = _check_calls(args.result, models)
     jobs = []
     for i, (name, results) in enumerate(models.items()):
         for notion, old in results.items():
@@ -994,7 +992,7 @@ def cmd_rerun(args):
         named = list(dict.fromkeys(p for job in jobs for p in job[3:5] if p))
         raise CLIError(_recorded_paths_message(args.result, named))
     loaded = {}
-    for _name, notion, old, path, labels, options in jobs:
+    for name, notion, old, path, labels, options in jobs:
         key = (path, labels, options)
         if key not in loaded:
             given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in options}
@@ -1005,7 +1003,7 @@ def cmd_rerun(args):
             raise CLIError(f"{path} does not hold the evaluated data: its sha256 is {pred.sha256[:16]}..., the "
                            f"result's is {str(want)[:16]}...; the file has changed, or it is another file.")
         try:
-            check_rows(notion, EvaluationConfig.resolve(**old.config["call"]).full_grids, pred.n)
+            configs[name, notion].check_rows(pred.n)
         except ConfigError as e:
             raise CLIError(f"{args.result}: the recorded configuration ({notion}) cannot be run: {e}") from None
     folders = {}
@@ -1020,9 +1018,9 @@ def cmd_rerun(args):
             for name, notion, old, path, labels, options in jobs:
                 pred, record = loaded[(path, labels, options)]
                 if name not in reruns:
-                    reruns[name] = _rerun_model(name, [j[2] for j in jobs if j[0] == name], pred, args, progress)
+                    reruns[name] = _rerun_model(name, [configs[name, j[1]] for j in jobs if j[0] == name], pred, record,
+                                                args, progress)
                 new = reruns[name][notion]
-                new.config["input"] = dict(record, sha256=pred.sha256)
                 new_models.setdefault(name, {})[notion] = new
                 preds[name] = pred
                 diffs = compare_results(old, new)

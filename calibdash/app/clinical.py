@@ -309,7 +309,7 @@ def file_label(label, pred, cls):
 def report_download(container, v, label, pred, cls):
     """The "Validation report (HTML)" download, built when it is clicked."""
     name = file_label(label, pred, cls)
-    seed = v.settings.get("random_state")
+    seed = v.config.get("random_state")
     csv_name = download_name("validation_metrics", "csv", name, random_state=seed)
     container.download_button(
         "Validation report (HTML)",
@@ -328,7 +328,7 @@ def metrics_download(container, v, label, pred, cls):
     name = file_label(label, pred, cls)
     container.download_button(
         "Metrics (CSV)", lambda: metrics_csv(v).encode("utf-8"), download_name("validation_metrics", "csv", name,
-                                                                  random_state=v.settings.get("random_state")),
+                                                                  random_state=v.config.get("random_state")),
         "text/csv", key="dl_val_metrics", on_click="ignore",
         help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",
     )

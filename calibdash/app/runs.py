@@ -9,8 +9,8 @@ only the keys of the jobs it submitted and asks the pool for them as their owner
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
+import json
 
 import streamlit as st
 
@@ -18,7 +18,7 @@ import calibdash as cd
 from calibdash.app import jobs
 from calibdash.app.data import current_dataset
 from calibdash.app.session import job_pool
-from calibdash.app.settings import DEFAULT_NOTIONS, config_key, default_config
+from calibdash.app.settings import config_key, default_configs
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import text as display
 
@@ -38,7 +38,8 @@ def _bounded(store, key, value):
 
 # -- the Evaluate page's evaluations, and the result cache ------------------------------
 def run_configs(pred, configs, *, label=None, auto=False):
-    """Evaluate every config (one per notion): from the session's results, else as one job of the server's pool.
+    """Evaluate every config (an :class:`~calibdash.evaluation.config.EvaluationConfig` per
+    notion, on one split): from the session's results, else as one job of the server's pool.
 
     Returns (ok, message), the message as markdown: (True, message) when every result was
     there already, (None, None) once the job is submitted (:func:`job_panel` shows it; its
@@ -46,26 +47,25 @@ def run_configs(pred, configs, *, label=None, auto=False):
     previous result stays active. ``auto``: the first visit's demo analysis.
     """
     ss = st.session_state
-    try:
-        keys = {c["notion"]: config_key(pred.sha256, c) for c in configs}
-    except ValueError as e:
-        return False, display.markdown(e)
-    todo = [c for c in configs if keys[c["notion"]] not in ss["results"]]
+    keys = {c.notion: config_key(pred.sha256, c) for c in configs}
+    todo = [c for c in configs if keys[c.notion] not in ss["results"]]
     if not todo:
         ss["active"][pred.sha256] = keys
         return True, f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
-    # One joint run: the notions share the split and the pool of workers.
-    split = {k: todo[0][k] for k in ("test_size", "n_folds", "random_state")}
-    assert all(all(c[k] == v for k, v in split.items()) for c in todo), "notions must share the split"
-    kwargs = dict(P=pred, notions=[c["notion"] for c in todo], estimators={c["notion"]: c["estimators"] for c in todo},
-                  grids={c["notion"]: c["grids"] or None for c in todo}, others={c["notion"]: c["others"] for c in todo},
-                  **split)
+    # One joint run: the notions share the split (evaluate_notions refuses configs that do not)
+    # and the pool of workers. The record of an upload is kept in the results as they are made.
+    provenance = ss.get("upload_input") if ss.get("upload") is pred else None
+    kwargs = dict(P=pred, configs=list(todo), provenance=provenance)
     label = pred.source_name if label is None else label
     title = (display.markdown("Analysing the demo set ", display.user(label), " with the default settings (first visit only)")
              if auto else display.markdown("Evaluating ", display.user(label), f" ({', '.join(keys)})"))
     record = {"kind": "evaluate", "slot": ("evaluate", pred.sha256), "title": title, "sha": pred.sha256, "keys": keys,
-              "auto": auto, "input": ss.get("upload_input") if ss.get("upload") is pred else None}
-    error = submit_job(("evaluate", *(keys[c["notion"]] for c in todo)), cd.evaluate_notions, kwargs, record)
+              "auto": auto}
+    # Sessions that ask for the same data and settings share a job, and so its results: the
+    # record of the input is part of the job's key, so that no session's file name shows in another's.
+    named = None if provenance is None else hashlib.sha256(json.dumps(provenance, sort_keys=True, default=str).encode())
+    key = ("evaluate", *(keys[c.notion] for c in todo), *([named.hexdigest()] if named else []))
+    error = submit_job(key, cd.evaluate_notions, kwargs, record)
     return (False, error) if error else (None, None)
 
 
@@ -82,7 +82,7 @@ def ensure_demo_result():
     ss = st.session_state
     if origin != "demo" or active_results() or pending_evaluation(pred.sha256) or pred.sha256 in ss["declined"]:
         return
-    ok, message = run_configs(pred, [default_config(n) for n in DEFAULT_NOTIONS], label=label, auto=True)
+    ok, message = run_configs(pred, default_configs(), label=label, auto=True)
     if ok is False:
         ss["notices"].append(("error", message))
 
@@ -151,10 +151,6 @@ def collect_jobs():
         sha = record["sha"]
         if ok:
             for notion, res in job.result.items():
-                if record.get("input"):
-                    # a copy: sessions that asked for the same data and settings share the job's
-                    # result, and another session's file name must not show in this one's
-                    res = dataclasses.replace(res, config=dict(res.config, input=dict(record["input"], sha256=sha)))
                 _bounded("results", record["keys"][notion], res)
             ss["active"][sha] = record["keys"]
             message = f"Finished in {job.seconds:.1f} s ({', '.join(record['keys'])})."

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
-from calibdash.evaluation.config import check_rows, config_fingerprint, resolve
+from calibdash.evaluation.config import EvaluationConfig, resolve
 from calibdash.evaluation.gridtext import format_grid, parse_grid_text
 from calibdash.metrics.literature import DEFAULT_OTHERS
 
@@ -41,19 +41,23 @@ def _same_text(a, b):
     return [t.strip() for t in a.split(",")] == [t.strip() for t in b.split(",")]
 
 
-def default_config(notion):
-    """The paper's settings for one notion (what the first visit runs on the demo)."""
-    return {"notion": notion, "estimators": list(DEFAULT_ESTIMATORS[notion]), "grids": {}, "others": list(DEFAULT_OTHERS[notion]),
-            "test_size": 0.2, "n_folds": 5, "random_state": 0}
+def default_configs(notions=None):
+    """The paper's settings (what the first visit runs on the demo): one
+    :class:`~calibdash.evaluation.config.EvaluationConfig` per notion, on one split."""
+    return EvaluationConfig.for_notions(DEFAULT_NOTIONS if notions is None else notions)
 
 
 def config_key(data_sha, config):
-    """Cache key of a run: :func:`calibdash.evaluation.config.config_fingerprint` of its settings."""
-    return config_fingerprint(data_sha, **config)
+    """Cache key of a run: :meth:`EvaluationConfig.key <calibdash.evaluation.config.EvaluationConfig.key>`
+    of its settings on the data with fingerprint ``data_sha``."""
+    return config.key(data_sha)
 
 
 def read_settings(*, n_rows=None):
-    """The Evaluate page's widgets as one config per notion; raises ValueError with a message.
+    """The Evaluate page's widgets as a tuple of
+    :class:`~calibdash.evaluation.config.EvaluationConfig`, one per notion, on one split;
+    raises ValueError (a :class:`~calibdash.errors.ConfigError` for a setting the library
+    refuses) with a message.
 
     Every value and limit is checked here, before a job is submitted; with ``n_rows``, the
     data's rows, the bin counts too (at most one bin per row)."""
@@ -61,7 +65,7 @@ def read_settings(*, n_rows=None):
     notions = ss.get("cfg__notions", DEFAULT_NOTIONS)
     if not notions:
         raise ValueError("Choose at least one notion of calibration.")
-    configs = []
+    estimators, grids_of, others = {}, {}, {}
     for notion in notions:
         names = ss.get(f"cfg__est__{notion}", list(DEFAULT_ESTIMATORS[notion]))
         if not names:
@@ -80,19 +84,17 @@ def read_settings(*, n_rows=None):
                 grids[name] = {param: parse_grid_text(text, param)}
             except ValueError as e:
                 raise ValueError(f"{notion}, {name}: {e}") from None
-        config = {
-            "notion": notion,
-            "estimators": list(names),
-            "grids": grids,
-            "others": list(ss.get(f"cfg__others__{notion}", DEFAULT_OTHERS[notion])),
-            "test_size": float(ss.get("cfg__test_size", 0.2)),
-            "n_folds": int(ss.get("cfg__n_folds", 5)),
-            "random_state": int(ss.get("cfg__seed", 0)),
-        }
-        _, full = resolve(notion, config["estimators"], grids or None)  # checks every value, with clear messages
-        if n_rows is not None:
-            check_rows(notion, full, n_rows)
-        configs.append(config)
+        estimators[notion], grids_of[notion] = list(names), grids or None
+        others[notion] = list(ss.get(f"cfg__others__{notion}", DEFAULT_OTHERS[notion]))
+    # The split is given once, so the notions share it (one joint run); every value is
+    # checked, with the library's messages.
+    configs = EvaluationConfig.for_notions(notions, estimators=estimators, grids=grids_of, others=others,
+                                           test_size=float(ss.get("cfg__test_size", 0.2)),
+                                           n_folds=int(ss.get("cfg__n_folds", 5)),
+                                           random_state=int(ss.get("cfg__seed", 0)))
+    if n_rows is not None:
+        for config in configs:
+            config.check_rows(n_rows)
     return configs
 
 

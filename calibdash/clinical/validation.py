@@ -78,7 +78,7 @@ from calibdash.clinical.logistic import (
     logit,
 )
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, sample_size_table
-from calibdash.deprecation import renamed_parameters
+from calibdash.deprecation import renamed_attribute, renamed_parameters
 from calibdash.errors import ConfigError, InputError
 from calibdash.intervals import stored_interval
 from calibdash.predictions import Predictions
@@ -195,9 +195,12 @@ class RiskValidation:
         The grouping column's name.
     n : int
         Rows.
-    settings : dict
-        ``n_resamples``, ``random_state``, ``level``, ``thresholds`` (the range over which
-        usefulness is judged), ``clusters``, ``calibration_error`` and ``estimators``.
+    config : dict
+        The settings of the validation: ``n_resamples``, ``random_state``, ``level``,
+        ``thresholds`` (the range over which usefulness is judged), ``clusters``,
+        ``calibration_error`` and ``estimators``. Named as the evaluation results name theirs
+        (``EvaluationResult.config``); ``settings``, its old name, still reads it, with a
+        ``DeprecationWarning``, for one release.
     notes : tuple of str
         How the input was read and what could not be estimated (risks of exactly 0 or 1 left
         out of the logistic fits, the curve's fallback, failed resamples).
@@ -215,7 +218,7 @@ class RiskValidation:
         model's net benefit minus the better of treating everyone and no one), its interval
         ``difference_low``/``difference_high``, ``avoided_per_100`` (net interventions avoided
         per 100 patients against treating everyone) with ``avoided_low``/``avoided_high``, and
-        ``in_range`` (the threshold lies in ``settings["thresholds"]``).
+        ``in_range`` (the threshold lies in ``config["thresholds"]``).
     clusters : str or None
         The centre column's name (``clusters=``).
     centres : DataFrame
@@ -243,7 +246,7 @@ class RiskValidation:
     classes: tuple
     group_name: str | None
     n: int
-    settings: dict = field(default_factory=dict)
+    config: dict = field(default_factory=dict)
     notes: tuple = ()
     source_name: str = "the input"
     grouped: pd.DataFrame = field(default_factory=pd.DataFrame)
@@ -253,6 +256,9 @@ class RiskValidation:
     centres: pd.DataFrame = field(default_factory=pd.DataFrame)
     pooled: pd.DataFrame = field(default_factory=pd.DataFrame)
     recalibration: pd.DataFrame = field(default_factory=pd.DataFrame)
+
+    # The name it had before every result called its settings ``config`` (one release).
+    settings = renamed_attribute("config", "settings")
 
     def metric(self, name, *, group=None, cls=None):
         """The row of ``metrics`` for one metric (the whole data, the first class by default).
@@ -271,9 +277,9 @@ class RiskValidation:
 
     def confidence_interval(self, name, *, group=None, cls=None, level=None):
         """``(ci_low, ci_high)`` of one metric, a :class:`~calibdash.intervals.ConfidenceInterval`;
-        ``level`` may only be None or the validation's level (``settings["level"]``)."""
+        ``level`` may only be None or the validation's level (``config["level"]``)."""
         row = self.metric(name, group=group, cls=cls)
-        return stored_interval(row["ci_low"], row["ci_high"], self.settings.get("level"), level)
+        return stored_interval(row["ci_low"], row["ci_high"], self.config.get("level"), level)
 
     def recalibrate(self, p, *, cls=None, model="logistic recalibration"):
         """Risks updated by the fitted recalibration: ``expit(a + logit p)`` for
@@ -325,7 +331,7 @@ class RiskValidation:
 
     def __repr__(self):
         return (f"RiskValidation(n={self.n}, classes={list(self.classes)!r}, "
-                f"groups={self.group_name!r}, n_resamples={self.settings.get('n_resamples')})")
+                f"groups={self.group_name!r}, n_resamples={self.config.get('n_resamples')})")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1104,7 +1110,7 @@ def validate_risk_model(p, y=None, groups=None, positive=None, n_resamples=1000,
         classes=tuple(b.name for b in blocks),
         group_name=group_name,
         n=n,
-        settings={"n_resamples": int(n_resamples), "random_state": int(random_state), "level": float(level),
+        config={"n_resamples": int(n_resamples), "random_state": int(random_state), "level": float(level),
                   "calibration_error": bool(calibration_error), "thresholds": thresholds,
                   "clusters": cluster_name,
                   "estimators": None if estimators is None else list(estimators)},

@@ -91,7 +91,7 @@ def interval_text(name, low, high, *, ideal=None):
 
 def level_words(v):
     """"95% CI" for the result's interval level."""
-    return f"{100 * float(v.settings.get('level', 0.95)):g}% CI"
+    return f"{100 * float(v.config.get('level', 0.95)):g}% CI"
 
 
 def _pct(x):
@@ -148,7 +148,7 @@ def _has_ci(lo, hi):
 
 
 def _alpha(v):
-    return 1 - float(v.settings.get("level", 0.95))
+    return 1 - float(v.config.get("level", 0.95))
 
 
 def _p_words(p):
@@ -182,7 +182,7 @@ def _pooled_words(v, name, r, label):
         v, name, r["estimate"], r["ci_low"], r["ci_high"], label)
     if _has_ci(r["pi_low"], r["pi_high"]):
         text += (f"; in a new centre it could lie between {format_metric(name, r['pi_low'])} and "
-                 f"{format_metric(name, r['pi_high'])} ({100 * float(v.settings.get('level', 0.95)):g}% prediction "
+                 f"{format_metric(name, r['pi_high'])} ({100 * float(v.config.get('level', 0.95)):g}% prediction "
                  "interval)")
     return text
 
@@ -398,7 +398,7 @@ def _nb_rows(v, cls, group):
 
 
 def useful_thresholds(v, *, cls=None, group=None, min_run=None):
-    """The thresholds, as (first, last) runs inside ``v.settings["thresholds"]``, at which the
+    """The thresholds, as (first, last) runs inside ``v.config["thresholds"]``, at which the
     model's net benefit is shown to exceed both treating everyone and treating no one: the lower
     end of the interval of the difference is above 0 at each of at least ``min_run``
     consecutive thresholds (default :data:`USEFUL_MIN_RUN`)."""
@@ -413,7 +413,7 @@ def useful_thresholds(v, *, cls=None, group=None, min_run=None):
 
 
 def _usefulness(v, cls, group):
-    low, high = v.settings.get("thresholds", (0.05, 0.5))
+    low, high = v.config.get("thresholds", (0.05, 0.5))
     span = f"{_pct(low)} to {_pct(high)}"
     d = _nb_rows(v, cls, group)
     if not len(d) or "difference_low" not in d:

@@ -133,7 +133,7 @@ def metrics_table(v, *, cls=None, group=None):
     for name, r in rows.iterrows():
         out.append({"metric": name, "estimate": format_metric(name, r["estimate"]),
                     ci: interval_text(name, r["ci_low"], r["ci_high"]),
-                    "interval method": _method_text(r, v.settings.get("n_resamples")),
+                    "interval method": _method_text(r, v.config.get("n_resamples")),
                     "p-value": format_p(float(r["p_value"])),
                     "note": "" if r["note"] is None or (isinstance(r["note"], float) and math.isnan(r["note"]))
                     else str(r["note"])})
@@ -298,7 +298,7 @@ def validation_curve_figure(v, *, cls=None):
 
 
 def _threshold_range(v):
-    low, high = v.settings["thresholds"]
+    low, high = v.config["thresholds"]
     return float(low), float(high)
 
 
@@ -317,7 +317,7 @@ def decision_curve_figure(v, *, cls=None, group=None):
     probability (Vickers & Elkin 2006), with bootstrap bands; for the whole data or one group.
 
     The range of thresholds over which clinical usefulness is judged
-    (``v.settings["thresholds"]``) is shaded. The view is clipped below at
+    (``v.config["thresholds"]``) is shaded. The view is clipped below at
     :data:`NET_BENEFIT_FLOOR` (treating everyone falls far below 0 at high thresholds) and above
     at the largest net benefit.
 
@@ -398,7 +398,7 @@ def net_benefit_table(v, *, cls=None, group=None, thresholds=None):
     ----------
     thresholds : sequence of float, optional
         Default: those of :data:`NET_BENEFIT_THRESHOLDS` inside the range judged
-        (``v.settings["thresholds"]``), or the range's ends when none is. A threshold outside
+        (``v.config["thresholds"]``), or the range's ends when none is. A threshold outside
         that range is marked "(outside the range judged)".
 
     Raises

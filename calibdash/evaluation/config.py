@@ -15,7 +15,7 @@ import math
 import numbers
 from dataclasses import dataclass
 
-from calibdash.core.notions import check_notion
+from calibdash.core.notions import NOTIONS, check_notion
 from calibdash.errors import ConfigError
 from calibdash.estimators import make_estimator
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, N_BINS, REGISTRY, available_estimators
@@ -170,6 +170,53 @@ class EvaluationConfig:
         return cls(notion, tuple(names), frozen, tuple(resolve_others(notion, others)), float(test_size), int(n_folds),
                    int(random_state))
 
+    @classmethod
+    def for_notions(cls, notions, *, estimators=None, grids=None, others=None, test_size=0.2, n_folds=5,
+                    random_state=0):
+        """One configuration per notion, all on the same split: what :func:`calibdash.evaluate_notions` runs.
+
+        The split is given once, so the configurations share it by construction.
+
+        Parameters
+        ----------
+        notions : str or sequence of str
+            Distinct notions, e.g. ``("top-label", "canonical")``.
+        estimators, grids, others
+            One value for every notion, as in :meth:`resolve`, or a dict keyed by notion
+            giving one each (e.g. ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
+        test_size, n_folds, random_state
+            The split, as in :meth:`resolve`.
+
+        Returns
+        -------
+        tuple of EvaluationConfig
+            In the order of ``notions``.
+
+        Raises
+        ------
+        ConfigError
+            For no notion, a notion listed twice, a dict keyed by notion that misses one, or
+            any setting :meth:`resolve` refuses.
+        """
+        notions = [notions] if isinstance(notions, str) else list(notions)
+        if not notions:
+            raise ConfigError("Choose at least one notion.")
+        if len(set(notions)) != len(notions):
+            raise ConfigError(f"Notions are listed twice: {notions}.")
+        for notion in notions:
+            check_notion(notion)
+        estimators = _per_notion(estimators, notions, "Estimators")
+        grids = _per_notion(grids, notions, "Grids")
+        others = _per_notion(others, notions, "Estimators from the literature")
+        return tuple(cls.resolve(n, estimators=estimators[n], grids=grids[n], others=others[n], test_size=test_size,
+                                 n_folds=n_folds, random_state=random_state) for n in notions)
+
+    @property
+    def split(self):
+        """``(test_size, n_folds, random_state)``: configurations with equal splits can run
+        together (:func:`shared_split`)."""
+        return (self.test_size, self.n_folds, self.random_state)
+
     def check_rows(self, n):
         """Raise :class:`ConfigError` if a grid asks for more bins than ``n``, the data's rows
         (:func:`check_rows`)."""
@@ -205,6 +252,55 @@ class EvaluationConfig:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
+def shared_split(configs):
+    """The split that every configuration uses, after checking that they can run together.
+
+    Parameters
+    ----------
+    configs : sequence of EvaluationConfig
+        One per notion, e.g. from :meth:`EvaluationConfig.for_notions`.
+
+    Returns
+    -------
+    tuple
+        ``(test_size, n_folds, random_state)``.
+
+    Raises
+    ------
+    ConfigError
+        For no configuration, something else than an :class:`EvaluationConfig`, a notion
+        given twice, or configurations whose splits differ (the notions of one run share
+        its split; run the others with a call of their own).
+    """
+    configs = list(configs)
+    if not configs:
+        raise ConfigError("Give at least one EvaluationConfig.")
+    wrong = [c for c in configs if not isinstance(c, EvaluationConfig)]
+    if wrong:
+        raise ConfigError(f"configs must be EvaluationConfig objects (EvaluationConfig.resolve or .for_notions), "
+                          f"got {type(wrong[0]).__name__}.")
+    notions = [c.notion for c in configs]
+    if len(set(notions)) != len(notions):
+        raise ConfigError(f"Notions are listed twice: {notions}.")
+    splits = {c.split for c in configs}
+    if len(splits) > 1:
+        shown = "; ".join(f"{c.notion}: test_size={c.test_size}, n_folds={c.n_folds}, random_state={c.random_state}"
+                          for c in configs)
+        raise ConfigError(f"The notions of one run share its split, but these configurations differ ({shown}). "
+                          "Build them with EvaluationConfig.for_notions, or run each split on its own.")
+    return configs[0].split
+
+
+def _per_notion(value, notions, what):
+    """``value`` for each notion: a dict keyed by notion gives one per notion."""
+    if isinstance(value, dict) and value and set(value) <= set(NOTIONS):
+        missing = [n for n in notions if n not in value]
+        if missing:
+            raise ConfigError(f"{what} were given per notion but not for {', '.join(map(repr, missing))}.")
+        return {n: value[n] for n in notions}
+    return {n: value for n in notions}
+
+
 def config_fingerprint(data_sha256, notion, estimators=None, grids=None, test_size=0.2, n_folds=5, random_state=0,
                        others=None):
     """sha256 identifying an evaluation: ``EvaluationConfig.resolve(...).key(data_sha256)``."""
@@ -218,4 +314,4 @@ def combinations(grid):
     return [dict(zip(keys, values)) for values in itertools.product(*(grid[k] for k in keys))]
 
 
-__all__ = ["EvaluationConfig", "check_split", "check_rows", "resolve", "combinations", "config_fingerprint"]
+__all__ = ["EvaluationConfig", "check_split", "check_rows", "resolve", "combinations", "config_fingerprint", "shared_split"]

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
 
-from calibdash.core.notions import NOTIONS, check_notion, validate, validated_inputs
+from calibdash.core.notions import validate, validated_inputs
 from calibdash.core.risk import zero_risk
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
@@ -33,8 +33,9 @@ from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
-from calibdash.evaluation.config import EvaluationConfig, check_split, combinations
+from calibdash.evaluation.config import EvaluationConfig, check_split, combinations, shared_split
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
+from calibdash.evaluation.schema import INPUT_KEYS
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
 from calibdash.predictions import Predictions, canonical_sha256
 
@@ -321,7 +322,7 @@ class _NotionRun:
         diff = self.risks[name][:, c_best, neighbour] - self.risks[name][:, c_best, chosen]
         return abs(diff.mean()) <= diff.std(ddof=1) / np.sqrt(len(diff))
 
-    def result(self, seconds, data_sha256):
+    def result(self, seconds, data_sha256, provenance=None):
         n_folds = len(self.folds)
         summary_rows, curve_rows, fold_rows, grid_edges, models = [], [], [], [], {}
         for name in self.names:
@@ -406,6 +407,8 @@ class _NotionRun:
             "versions": _versions(),
             "seconds": float(seconds),
         }
+        if provenance is not None:
+            config["input"] = dict(provenance)  # a copy per notion: a result's config is its own
         return EvaluationResult(
             summary=summary,
             curves=pd.DataFrame(curve_rows),
@@ -431,27 +434,40 @@ def _add_paired_risks(summary, folds):
         summary.insert(at + j, col, [paired[name][j] for name in summary["estimator"]])
 
 
-def _per_notion(value, notions, what):
-    """``value`` for each notion: a dict keyed by notion gives one per notion."""
-    if isinstance(value, dict) and value and set(value) <= set(NOTIONS):
-        missing = [n for n in notions if n not in value]
-        if missing:
-            raise ConfigError(f"{what} were given per notion but not for {', '.join(map(repr, missing))}.")
-        return {n: value[n] for n in notions}
-    return {n: value for n in notions}
+def _provenance(provenance, sha):
+    """The record of the input a result keeps (``config["input"]``), its sha256 the data's."""
+    if provenance is None:
+        return None
+    if not isinstance(provenance, dict):
+        raise ConfigError(f"provenance must be a dict such as {{'predictions': 'model.csv'}}, got "
+                          f"{type(provenance).__name__}.")
+    unknown = [k for k in provenance if k not in INPUT_KEYS]
+    if unknown:
+        raise ConfigError(f"provenance has the unknown key {unknown[0]!r}; the keys are {', '.join(INPUT_KEYS)}.")
+    if provenance.get("sha256") not in (None, sha):
+        raise ConfigError("provenance names other data: its sha256 is not the fingerprint of the data evaluated.")
+    return dict(provenance, sha256=sha)
+
+
+#: The settings that ``configs=`` replaces, with their defaults (a None in the signature
+#: means "not given", so that giving both is refused rather than one silently winning).
+_SETTINGS_DEFAULTS = {"notions": ("top-label", "canonical"), "estimators": None, "grids": None, "others": None,
+                      "test_size": 0.2, "n_folds": 5, "random_state": 0}
 
 
 def evaluate_notions(
     P,
     y=None,
     *,
-    notions=("top-label", "canonical"),
+    notions=None,
     estimators=None,
     grids=None,
     others=None,
-    test_size=0.2,
-    n_folds=5,
-    random_state=0,
+    test_size=None,
+    n_folds=None,
+    random_state=None,
+    configs=None,
+    provenance=None,
     n_jobs=1,
     progress=None,
     keep_models=True,
@@ -462,14 +478,31 @@ def evaluate_notions(
     the tasks of all notions are scheduled together, longest first, so that two cores stay
     busy: the one-dimensional top-label work alone cannot use a second core well.
 
+    The settings are given either as keywords (``notions``, ``estimators``, ``grids``,
+    ``others``, ``test_size``, ``n_folds``, ``random_state``) or, built beforehand, as
+    ``configs``; not both.
+
     Parameters
     ----------
-    notions : sequence of str
-        Distinct notions, e.g. ``("top-label", "canonical")``.
+    notions : sequence of str or None
+        Distinct notions; None means ``("top-label", "canonical")``.
     estimators, grids, others
         As in :func:`evaluate`, or a dict keyed by notion giving one each (e.g.
         ``estimators={"top-label": ["bins"], "canonical": ["kde"]}``).
-    P, y, test_size, n_folds, random_state, n_jobs, progress, keep_models
+    test_size, n_folds, random_state : float, int, int or None
+        The split, as in :func:`evaluate`; None means its default (0.2, 5, 0).
+    configs : sequence of EvaluationConfig or None
+        One per notion, sharing one split, e.g. from
+        :meth:`calibdash.evaluation.config.EvaluationConfig.for_notions`: the same as the
+        keywords it was built from.
+    provenance : dict or None
+        What the data are, kept in each result's ``config["input"]``: the record of the
+        input (keys ``predictions`` and ``labels``, the files' paths; the loader options of
+        :data:`calibdash.predictions.LOAD_OPTIONS`, as the data were read), so that
+        ``calibdash rerun`` can read them again. Its ``sha256`` is set to the data's
+        fingerprint. It does not change the settings' fingerprint
+        (:meth:`~calibdash.evaluation.config.EvaluationConfig.key`).
+    P, y, n_jobs, progress, keep_models
         As in :func:`evaluate`.
 
     Returns
@@ -477,6 +510,12 @@ def evaluate_notions(
     dict
         ``{notion: EvaluationResult}`` in the order given. Each result's
         ``config["seconds"]`` is the wall time of the joint run.
+
+    Raises
+    ------
+    ConfigError
+        For a setting that cannot be used, ``configs`` given with any of the keywords it
+        replaces, or ``configs`` whose splits differ.
     """
     t_start = time.perf_counter()
     sha = None
@@ -487,22 +526,25 @@ def evaluate_notions(
         P, y, sha = P.probs, P.labels, P.sha256
     elif y is None:
         raise InputError("Labels are needed: call evaluate(P, y) or pass what load_predictions returned.")
-    notions = [notions] if isinstance(notions, str) else list(notions)
-    if not notions:
-        raise ConfigError("Choose at least one notion.")
-    if len(set(notions)) != len(notions):
-        raise ConfigError(f"Notions are listed twice: {notions}.")
-    for notion in notions:
-        check_notion(notion)
-    estimators = _per_notion(estimators, notions, "Estimators")
-    grids = _per_notion(grids, notions, "Grids")
-    others = _per_notion(others, notions, "Estimators from the literature")
+    given = dict(notions=notions, estimators=estimators, grids=grids, others=others, test_size=test_size,
+                 n_folds=n_folds, random_state=random_state)
     # Every setting is resolved and checked once, before any work; the data once after.
-    configs = [EvaluationConfig.resolve(nt, estimators=estimators[nt], grids=grids[nt], others=others[nt],
-                                        test_size=test_size, n_folds=n_folds, random_state=random_state) for nt in notions]
+    if configs is None:
+        configs = EvaluationConfig.for_notions(**{k: _SETTINGS_DEFAULTS[k] if v is None else v for k, v in given.items()})
+    else:
+        mixed = [k for k, v in given.items() if v is not None]
+        if mixed:
+            raise ConfigError(f"Give the settings either as configs or as keywords, not both: configs were given "
+                              f"with {', '.join(mixed)}.")
+        if isinstance(configs, EvaluationConfig):
+            configs = [configs]
+    configs = list(configs)
+    test_size, n_folds, random_state = shared_split(configs)
     P, y = validate(P, y)
     for config in configs:
         config.check_rows(len(y))
+    sha = sha or canonical_sha256(P, y)
+    record = _provenance(provenance, sha)
     test, folds = make_split(len(y), test_size, n_folds, random_state)
     runs = [_NotionRun(P, y, config, test, folds, keep_models) for config in configs]
     many = len(runs) > 1
@@ -567,9 +609,8 @@ def evaluate_notions(
             done += 1
             report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
 
-    sha = sha or canonical_sha256(P, y)
     seconds = time.perf_counter() - t_start
-    results = {run.notion: run.result(seconds, sha) for run in runs}
+    results = {run.notion: run.result(seconds, sha, record) for run in runs}
     report("done")
     return results
 
@@ -578,13 +619,15 @@ def evaluate(
     P,
     y=None,
     *,
-    notion="canonical",
+    notion=None,
     estimators=None,
     grids=None,
     others=None,
-    test_size=0.2,
-    n_folds=5,
-    random_state=0,
+    test_size=None,
+    n_folds=None,
+    random_state=None,
+    config=None,
+    provenance=None,
     n_jobs=1,
     progress=None,
     keep_models=True,
@@ -598,7 +641,8 @@ def evaluate(
         (then ``y`` is taken from it and must be None).
     y : array-like of shape (n,)
         True labels.
-    notion : {"top-label", "canonical", "classwise"}, default="canonical"
+    notion : {"top-label", "canonical", "classwise"} or None
+        None means ``"canonical"``.
     estimators : list of str or None
         Names from ``calibdash.estimators.registry.REGISTRY``; None means the paper's set for the notion
         (top-label and classwise: 15-bins, bins, kde, kkkr, ukkr; canonical: kde, kkkr,
@@ -614,11 +658,19 @@ def evaluate(
         calibration test, the variational estimators). None means
         ``calibdash.metrics.literature.DEFAULT_OTHERS[notion]`` (the familiar 15-bin ECE always);
         ``[]`` none.
-    test_size : float, default=0.2
-        Fraction of rows held out for the final estimate.
-    n_folds : int, default=5
-    random_state : int, default=0
-        Seed of the split (and of the Nystroem centres).
+    test_size : float or None
+        Fraction of rows held out for the final estimate; None means 0.2.
+    n_folds : int or None
+        Cross-validation folds of the optimisation set; None means 5.
+    random_state : int or None
+        Seed of the split (and of the Nystroem centres); None means 0.
+    config : EvaluationConfig or None
+        The settings above, built beforehand
+        (:meth:`calibdash.evaluation.config.EvaluationConfig.resolve`); then none of them
+        may be given.
+    provenance : dict or None
+        What the data are, kept in ``result.config["input"]``: see
+        :func:`evaluate_notions`.
     n_jobs : int, default=1
         Parallel tasks through joblib; -1 uses every core. Under
         ``joblib.parallel_config(backend="dask")`` the tasks go to the Dask cluster.
@@ -637,11 +689,23 @@ def evaluate(
     --------
     evaluate_notions : several notions on one split, sharing the workers.
     """
-    if not isinstance(notion, str):
-        raise ConfigError(f"notion must be one string such as 'canonical', got {notion!r}; "
-                         "for several notions use calibdash.evaluate_notions.")
-    return evaluate_notions(P, y, notions=[notion], estimators=estimators, grids=grids, others=others,
-                            test_size=test_size, n_folds=n_folds, random_state=random_state, n_jobs=n_jobs,
+    if config is not None:
+        if notion is not None:
+            raise ConfigError("Give the settings either as config or as keywords, not both: config was given with "
+                              "notion.")
+        if not isinstance(config, EvaluationConfig):
+            raise ConfigError(f"config must be an EvaluationConfig (EvaluationConfig.resolve), got "
+                              f"{type(config).__name__}; for several notions use calibdash.evaluate_notions.")
+        settings = dict(configs=[config])
+        notion = config.notion
+    else:
+        notion = "canonical" if notion is None else notion
+        if not isinstance(notion, str):
+            raise ConfigError(f"notion must be one string such as 'canonical', got {notion!r}; "
+                             "for several notions use calibdash.evaluate_notions.")
+        settings = dict(notions=[notion])
+    return evaluate_notions(P, y, **settings, estimators=estimators, grids=grids, others=others, test_size=test_size,
+                            n_folds=n_folds, random_state=random_state, provenance=provenance, n_jobs=n_jobs,
                             progress=progress, keep_models=keep_models)[notion]
 
 

@@ -84,7 +84,7 @@ def _verdicts(items):
 
 
 def _interval_words(v):
-    return f"{100 * float(v.settings.get('level', 0.95)):g}% interval"
+    return f"{100 * float(v.config.get('level', 0.95)):g}% interval"
 
 
 # ----------------------------------------------------------------------------- sections
@@ -201,7 +201,7 @@ def _discrimination_section(v, cls, verdicts):
 
 
 def _range_words(v):
-    low, high = v.settings["thresholds"]
+    low, high = v.config["thresholds"]
     return f"{100 * float(low):g}% to {100 * float(high):g}%"
 
 
@@ -322,7 +322,7 @@ def _recalibration_section(v, cls):
 def _rerun_text(made_by, results_file, v):
     """The provenance paragraph: the Python call and the command that rerun these numbers, and where the
     metrics are (for ``made_by``)."""
-    s = v.settings
+    s = v.config
     low, high = s.get("thresholds", (None, None))
     groups = None if v.clusters else v.group_name
     call = (f"cd.validate_risk_model(pred, groups={groups!r}, clusters={v.clusters!r}, "
@@ -341,7 +341,7 @@ def _rerun_text(made_by, results_file, v):
 def _provenance_section(v, made_by, results_file):
     from calibdash import __version__
 
-    s = v.settings
+    s = v.config
     pairs = [("calibdash", __version__), ("made by", {"python": "Python", "cli": "the command line",
                                                        "app": "the app"}[made_by]),
              ("results file", results_file or "none"), ("seed (random_state)", s.get("random_state")),

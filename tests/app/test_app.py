@@ -214,3 +214,14 @@ def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
     at.number_input(key="cfg__seed").set_value(0).run()
     at.button(key="run").click().run()
     assert "Loaded from cache" in at.success[0].value
+
+
+def test_the_settings_are_evaluation_configs_with_the_keys_of_the_old_fingerprint():
+    from calibdash.app import settings
+    from calibdash.evaluation.config import EvaluationConfig, config_fingerprint
+
+    sha = "ab" * 32
+    configs = settings.default_configs()
+    assert all(isinstance(c, EvaluationConfig) for c in configs) and [c.notion for c in configs] == settings.DEFAULT_NOTIONS
+    # the cache keys the app used when its settings were dicts: nothing kept under them goes stale
+    assert [settings.config_key(sha, c) for c in configs] == [config_fingerprint(sha, n) for n in settings.DEFAULT_NOTIONS]

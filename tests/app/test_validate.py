@@ -120,7 +120,7 @@ def test_first_visit_shows_the_demo_validation(tmp_path):
     assert any("This is the demo" in i.value for i in at.info)
     assert not at.error
     (v,) = at.session_state["val_results"].values()
-    assert v.group_name == demo.VALIDATION_DEMO_GROUPS and v.settings["n_resamples"] == RESAMPLES
+    assert v.group_name == demo.VALIDATION_DEMO_GROUPS and v.config["n_resamples"] == RESAMPLES
     # the numbers are those of validate_risk_model on the demo with the page's settings
     direct = cd.validate_risk_model(demo.load_validation_demo(), groups=demo.VALIDATION_DEMO_GROUPS,
                                     n_resamples=RESAMPLES, random_state=0)
@@ -276,7 +276,7 @@ def test_a_point_score_by_centre_reaches_the_meta_analysis():
     # the page's numbers are validate_risk_model's with clusters= and the page's settings
     direct = cd.validate_risk_model(pred, clusters="hospital", positive="died", n_resamples=RESAMPLES, random_state=0,
                                     thresholds=DEFAULT_THRESHOLDS, calibration_error=False)
-    assert v.clusters == "hospital" and v.settings["thresholds"] == direct.settings["thresholds"]
+    assert v.clusters == "hospital" and v.config["thresholds"] == direct.config["thresholds"]
     pd.testing.assert_frame_equal(v.metrics, direct.metrics)
     pd.testing.assert_frame_equal(v.pooled, direct.pooled)
     assert set(direct.pooled["metric"]) == {"O:E", "calibration-in-the-large", "calibration slope", "AUROC"}
@@ -330,7 +330,7 @@ def test_the_threshold_range_reaches_the_validation_and_settings_survive_page_ch
     assert at.slider(key=uc.THRESHOLDS_KEY).value == DEFAULT_THRESHOLDS
     assert at.toggle(key=uc.CAL_ERROR_KEY).value is False  # off on this page by default
     (first,) = at.session_state["val_results"].values()
-    assert first.settings["thresholds"] == DEFAULT_THRESHOLDS
+    assert first.config["thresholds"] == DEFAULT_THRESHOLDS
     at.slider(key=uc.THRESHOLDS_KEY).set_value((0.1, 0.3)).run()
     no_exception(at)
     results = at.session_state["val_results"]
@@ -339,7 +339,7 @@ def test_the_threshold_range_reaches_the_validation_and_settings_survive_page_ch
     direct = cd.validate_risk_model(demo.load_validation_demo(), groups=demo.VALIDATION_DEMO_GROUPS,
                                     n_resamples=RESAMPLES, random_state=0, thresholds=(0.1, 0.3),
                                     calibration_error=False)
-    assert v.settings["thresholds"] == (0.1, 0.3)
+    assert v.config["thresholds"] == (0.1, 0.3)
     pd.testing.assert_frame_equal(v.net_benefit, direct.net_benefit)
     in_range = direct.net_benefit[direct.net_benefit["in_range"]]["threshold"]
     assert np.isclose(in_range.min(), 0.1) and np.isclose(in_range.max(), 0.3)
@@ -359,8 +359,8 @@ def test_the_threshold_range_reaches_the_validation_and_settings_survive_page_ch
     assert at.number_input(key=uc.RESAMPLES_KEY).value == RESAMPLES
     assert at.toggle(key=uc.CAL_ERROR_KEY).value is False
     assert len(at.session_state["val_results"]) == n_results and not at.session_state["jobs"]
-    (v,) = [r for r in at.session_state["val_results"].values() if r.settings["random_state"] == 3]
-    assert v.clusters == demo.VALIDATION_DEMO_GROUPS and v.settings["thresholds"] == (0.1, 0.3)
+    (v,) = [r for r in at.session_state["val_results"].values() if r.config["random_state"] == 3]
+    assert v.clusters == demo.VALIDATION_DEMO_GROUPS and v.config["thresholds"] == (0.1, 0.3)
 
 
 def test_an_empty_threshold_range_is_refused_before_any_run():

@@ -47,7 +47,7 @@ def test_cluster_bootstrap_resamples_centres_and_reports_it():
     for name in ("O:E", "calibration-in-the-large", "calibration slope", "AUROC", "Brier"):
         assert m.loc[name, "interval"] == "cluster bootstrap", name
         assert m.loc[name, "resamples"] == 50
-    assert v.clusters == "group" and v.settings["clusters"] == "group"
+    assert v.clusters == "group" and v.config["clusters"] == "group"
     assert set(v.pooled["metric"]) == {"O:E", "calibration-in-the-large", "calibration slope", "AUROC"}
     assert (v.pooled["n_clusters"] == K).all()
     assert set(v.centres["cluster"]) == set(centre)

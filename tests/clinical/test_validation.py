@@ -33,6 +33,14 @@ def test_table_has_every_metric_once_for_the_whole_data():
     assert 0 < v.metric("Spiegelhalter z")["p_value"] < 1
 
 
+def test_the_settings_are_config_and_the_old_name_warns():
+    p, y = _binary()
+    v = cd.validate_risk_model(p, y, **FAST)
+    assert v.config["n_resamples"] == 0 and v.config["calibration_error"] is False
+    with pytest.warns(DeprecationWarning, match=r"RiskValidation.settings is deprecated.*use \.config"):
+        assert v.settings is v.config
+
+
 def test_intervals_are_ordered_and_reproducible_by_seed():
     p, y = _binary(n=400)
     a = cd.validate_risk_model(p, y, n_resamples=60, random_state=3, calibration_error=False)

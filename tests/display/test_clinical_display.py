@@ -229,7 +229,7 @@ def test_decision_curve_figure_is_clipped(grouped):
 def test_decision_curve_marks_the_threshold_range_and_groups(grouped):
     fig = dc.decision_curve_figure(grouped)
     (shade,) = [s for s in fig.layout.shapes if s.type == "rect"]
-    assert (shade.x0, shade.x1) == grouped.settings["thresholds"] == (0.05, 0.5)
+    assert (shade.x0, shade.x1) == grouped.config["thresholds"] == (0.05, 0.5)
     v = cd.validate_risk_model(*_sim(800, seed=12), n_resamples=10, calibration_error=False, thresholds=(0.1, 0.3))
     (shade,) = [s for s in dc.decision_curve_figure(v).layout.shapes if s.type == "rect"]
     assert (shade.x0, shade.x1) == (0.1, 0.3)

@@ -69,3 +69,35 @@ def test_bad_settings_are_config_errors(kwargs, message):
 def test_grid_of_an_estimator_not_run_is_an_error():
     with pytest.raises(ConfigError, match="'ukkr' is not among the estimators of this configuration"):
         EvaluationConfig.resolve("top-label", estimators=["kde"]).grid("ukkr")
+
+
+def test_for_notions_shares_the_split_by_construction():
+    from calibdash.evaluation.config import shared_split
+
+    configs = EvaluationConfig.for_notions(("top-label", "canonical"), estimators={"top-label": ["bins"], "canonical": ["kde"]},
+                                           others=[], test_size=0.3, n_folds=4, random_state=7)
+    assert [c.notion for c in configs] == ["top-label", "canonical"]
+    assert configs[0] == EvaluationConfig.resolve("top-label", estimators=["bins"], others=[], test_size=0.3, n_folds=4,
+                                                  random_state=7)
+    assert configs[1].estimators == ("kde",)
+    assert {c.split for c in configs} == {(0.3, 4, 7)} and shared_split(configs) == (0.3, 4, 7)
+    # one value for every notion, and a dict keyed by notion must cover them all
+    assert [c.estimators for c in EvaluationConfig.for_notions(["top-label", "canonical"], estimators=["kde"])] == [("kde",)] * 2
+    with pytest.raises(ConfigError, match="not for 'canonical'"):
+        EvaluationConfig.for_notions(["top-label", "canonical"], estimators={"top-label": ["kde"]})
+    with pytest.raises(ConfigError, match="listed twice"):
+        EvaluationConfig.for_notions(["canonical", "canonical"])
+    with pytest.raises(ConfigError, match="at least one notion"):
+        EvaluationConfig.for_notions([])
+
+
+def test_configurations_with_different_splits_are_refused_together():
+    from calibdash.evaluation.config import shared_split
+
+    top = EvaluationConfig.resolve("top-label", random_state=1)
+    with pytest.raises(ConfigError, match="share its split.*random_state=2"):
+        shared_split([top, EvaluationConfig.resolve("canonical", random_state=2)])
+    with pytest.raises(ConfigError, match="listed twice"):
+        shared_split([top, top])
+    with pytest.raises(ConfigError, match="EvaluationConfig"):
+        shared_split([top.to_dict()])

@@ -150,6 +150,48 @@ def test_several_notions_in_one_pool_give_the_numbers_of_separate_runs():
         cd.evaluate(P, y, notion=["canonical"])
 
 
+def test_configs_give_exactly_the_numbers_of_the_keywords_they_were_built_from():
+    P, y = small_data(seed=2, n=400)
+    settings = dict(estimators={"top-label": ["bins"], "canonical": ["kde"]},
+                    grids={"top-label": {"bins": SMALL_GRIDS["bins"]}, "canonical": {"kde": SMALL_GRIDS["kde"]}},
+                    others=[], test_size=0.25, n_folds=3, random_state=4)
+    notions = ["top-label", "canonical"]
+    old = cd.evaluate_notions(P, y, notions=notions, **settings)
+    configs = EvaluationConfig.for_notions(notions, **settings)
+    new = cd.evaluate_notions(P, y, configs=configs)
+    alone = cd.evaluate(P, y, config=configs[1])
+    for notion, res in old.items():
+        for other in (new[notion], *([alone] if notion == "canonical" else [])):
+            cols = [c for c in res.summary.columns if c != "seconds"]
+            pd.testing.assert_frame_equal(other.summary[cols], res.summary[cols], check_exact=True)
+            pd.testing.assert_frame_equal(other.curves, res.curves, check_exact=True)
+            pd.testing.assert_frame_equal(other.folds, res.folds, check_exact=True)
+            assert other.config["call"] == res.config["call"] and other.split["test"].tolist() == res.split["test"].tolist()
+    with pytest.raises(ValueError, match="not both: configs were given with test_size"):
+        cd.evaluate_notions(P, y, configs=configs, test_size=0.2)
+    with pytest.raises(ValueError, match="not both: config was given with notion"):
+        cd.evaluate(P, y, config=configs[0], notion="top-label")
+    with pytest.raises(ValueError, match="share its split"):
+        cd.evaluate_notions(P, y, configs=[configs[0], EvaluationConfig.resolve("canonical", random_state=5)])
+
+
+def test_provenance_is_kept_at_construction_and_does_not_change_the_fingerprint():
+    P, y = small_data(seed=2, n=400)
+    config = EvaluationConfig.resolve("top-label", estimators=["bins"], grids={"bins": SMALL_GRIDS["bins"]}, others=[])
+    record = {"predictions": "/data/model.csv", "labels": None, "kind": "auto"}
+    res = cd.evaluate(P, y, config=config, provenance=record)
+    sha = res.config["data_sha256"]
+    assert res.config["input"] == dict(record, sha256=sha) and "sha256" not in record  # the caller's dict is not changed
+    plain = cd.evaluate(P, y, config=config)
+    assert "input" not in plain.config and plain.config["call"] == res.config["call"] == config.to_dict()
+    assert config.key(sha) == EvaluationConfig.resolve(**res.config["call"]).key(sha)
+    assert cd.EvaluationResult.from_json(res.to_json()).config["input"] == res.config["input"]
+    with pytest.raises(ValueError, match="unknown key 'made_by'"):
+        cd.evaluate(P, y, config=config, provenance={"made_by": "me"})
+    with pytest.raises(ValueError, match="other data"):
+        cd.evaluate(P, y, config=config, provenance={"sha256": "ab" * 32})
+
+
 def test_json_round_trip_is_exact():
     P, y = small_data(seed=2)
     res = cd.evaluate(P, y, notion="top-label", grids=dict(SMALL_GRIDS), random_state=1)

@@ -96,7 +96,7 @@ def test_verdicts_and_provenance(validation, page):
     assert len(statuses) == 7 and all(cls == word for cls, word in statuses)  # the app's words: "ok", not "fine"
     assert "(fine)" not in page
     assert "python -m calibdash validate FILE --groups ward &amp; unit" in page
-    assert f"random_state={v.settings['random_state']}" in page and "metrics.csv" in page
+    assert f"random_state={v.config['random_state']}" in page and "metrics.csv" in page
     assert "thresholds=(0.05, 0.5)" in page and "clusters=None" in page
 
 

@@ -39,13 +39,13 @@ settings = {**clinical.grouping(pred), **clinical.settings_widgets(st.columns([1
 
 
 def show(v):
-    low, high = v.settings.get("thresholds", settings["thresholds"])
+    low, high = v.config.get("thresholds", settings["thresholds"])
     by = (f"; centres: {code(v.clusters)}" if v.clusters
           else f"; subgroups by {code(v.group_name)}" if v.group_name else "")
     st.caption(f"Data: {code(label)} ({v.n:,} rows; event: class {code(cls)}{by}). "
-               f"{v.settings['n_resamples']:,} bootstrap resamples"
+               f"{v.config['n_resamples']:,} bootstrap resamples"
                + (" (of whole centres)" if v.clusters else "")
-               + f", seed {v.settings['random_state']}; usefulness judged over thresholds {low:.0%} to {high:.0%}.")
+               + f", seed {v.config['random_state']}; usefulness judged over thresholds {low:.0%} to {high:.0%}.")
     if v.notes:
         with st.container(key="val_notes"):
             for note in v.notes:
