@@ -43,7 +43,7 @@ $(CHROMIUM):
 	  echo "The browser tests need Debian's chromium; run: sudo apt-get update && sudo apt-get install -y chromium" >&2; \
 	fi
 
-# `calibdash app` runs `streamlit run` of the package's calibdash/app/main.py on 127.0.0.1 (calibdash/cli.py: app_command).
+# `calibdash app` runs `streamlit run` of the package's calibdash_app/main.py on 127.0.0.1 (calibdash/cli.py: app_command).
 run: $(RUN_STAMP)
 	$(VENV)/bin/calibdash app --port $(PORT)
 

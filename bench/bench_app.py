@@ -4,7 +4,7 @@ the Learn page's default view.
 Starts a real ``streamlit run``, drives Debian's chromium with Playwright: upload
 cifar100_wrn16-4.npz on the Data page, press Run on the Evaluate page (top-label and
 canonical, the paper's grids) and wait for the success message. The run is a job of the
-server's pool (calibdash.app.jobs), which keeps finished jobs for every session; each repeat uses a
+server's pool (calibdash_app.jobs), which keeps finished jobs for every session; each repeat uses a
 new browser session and its own seed, so nothing is served from the session's results or the pool.
 """
 

@@ -20,7 +20,9 @@ subpackages, by role:
 - :mod:`calibdash.lab`: simulations with known truth, studies and the demo data;
 - :mod:`calibdash.clinical`: validating a clinical risk model (the calibration hierarchy,
   discrimination, net benefit, subgroups) and planning its sample size.
-- :mod:`calibdash.app`: the Streamlit dashboard (the ``app`` extra); nothing below it imports it.
+
+The Streamlit dashboard is a package of its own beside this one, :mod:`calibdash_app` (the
+``app`` extra): nothing in ``calibdash`` imports it or Streamlit.
 
 Submodules and the names below load on first use: ``import calibdash`` is cheap and
 imports neither plotly nor streamlit. The mathematics is in ``docs/design.md``.

@@ -7,7 +7,7 @@ whether the numbers are identical; ``validate`` validates a clinical risk model
 (:func:`calibdash.validate_risk_model`) overall and per group and writes ``metrics.csv`` and
 ``report.html``; ``plan`` gives the minimum size of an external validation study from
 anticipated values (:func:`calibdash.plan_sample_size`, Riley et al. 2021); ``app`` serves
-the dashboard on 127.0.0.1 (the installed :mod:`calibdash.app`).
+the dashboard on 127.0.0.1 (the installed :mod:`calibdash_app`).
 
 Exit status:
 
@@ -1059,17 +1059,20 @@ STREAMLIT_MISSING = "the app needs streamlit; install the app extra: pip install
 
 
 def find_app():
-    """The dashboard's entry script, ``calibdash/app/main.py`` of the calibdash imported, or None.
+    """The dashboard's entry script, ``calibdash_app/main.py`` (installed beside calibdash), or None.
 
     Found through :mod:`importlib.resources`, so it is the copy beside this module: the
     checkout's own in a checkout (edits show at once), the one in site-packages after
-    ``pip install``. Its page scripts are in ``calibdash/app/app_pages/``.
+    ``pip install``. Its page scripts are in ``calibdash_app/app_pages/``.
     """
     from importlib.resources import files
 
-    # calibdash.app's __init__ imports nothing (no streamlit before streamlit replaces this process).
+    # calibdash_app's __init__ imports nothing (no streamlit before streamlit replaces this process).
     # A package in a directory gives a real path; a zipped one has no file streamlit could serve.
-    entry = files("calibdash.app") / "main.py"
+    try:
+        entry = files("calibdash_app") / "main.py"
+    except ModuleNotFoundError:  # a copy of calibdash without its dashboard package
+        return None
     return entry if isinstance(entry, Path) and entry.is_file() else None
 
 
@@ -1098,7 +1101,7 @@ def cmd_app(args):
         return 2
     app = find_app()
     if app is None:
-        print("calibdash: error: the app's files (calibdash/app/main.py, calibdash/app/app_pages/) are not installed; "
+        print("calibdash: error: the app's files (calibdash_app/main.py, calibdash_app/app_pages/) are not installed; "
               "reinstall calibdash: pip install 'calibdash[app]'", file=sys.stderr)
         return 2
     command = app_command(app, args.port)

@@ -35,22 +35,24 @@ def test_the_subcommand_and_its_port_option():
 
 
 def test_a_checkout_serves_its_own_app():
-    # the entry script beside the calibdash imported (importlib.resources): here the checkout's
-    assert cli.find_app() == ROOT / "calibdash" / "app" / "main.py"
+    # the entry script of the calibdash_app imported (importlib.resources): here the checkout's
+    assert cli.find_app() == ROOT / "calibdash_app" / "main.py"
 
 
 def test_the_app_is_in_the_package_not_in_data_files():
-    # the wheel installs the app into site-packages, as part of calibdash (tests/test_package.py builds one)
+    # the wheel installs the app into site-packages beside calibdash, a package of its own so that
+    # calibdash never imports Streamlit (tests/test_package.py builds one)
     setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
     assert "data-files" not in setuptools
-    assert "calibdash.*" in setuptools["packages"]["find"]["include"]
-    pages = ROOT / "calibdash" / "app" / "app_pages"
-    assert (pages / "__init__.py").is_file() and (ROOT / "calibdash" / "app" / "__init__.py").is_file()
+    assert {"calibdash.*", "calibdash_app", "calibdash_app.*"} <= set(setuptools["packages"]["find"]["include"])
+    pages = ROOT / "calibdash_app" / "app_pages"
+    assert (pages / "__init__.py").is_file() and (ROOT / "calibdash_app" / "__init__.py").is_file()
+    assert not (ROOT / "calibdash" / "app").exists()
     # every page script is a page of the navigation, and no folder named pages/ beside the entry
     # script switches on Streamlit's legacy multipage mode
-    main = (ROOT / "calibdash" / "app" / "main.py").read_text()
+    main = (ROOT / "calibdash_app" / "main.py").read_text()
     assert {p.stem for p in pages.glob("*.py") if p.name != "__init__.py"} == set(re.findall(r'page_path\("(\w+)"\)', main))
-    assert not (ROOT / "calibdash" / "app" / "pages").exists() and not (ROOT / "pages").exists()
+    assert not (ROOT / "calibdash_app" / "pages").exists() and not (ROOT / "pages").exists()
     assert sorted(p.name for p in ROOT.glob("*.py")) == ["app.py"]
 
 
@@ -74,5 +76,5 @@ def test_calibdash_app_serves_the_dashboard(tmp_path):
     script = Path(sys.executable).with_name("calibdash")  # the console script of an install
     command = [str(script)] if script.exists() else [sys.executable, "-m", "calibdash"]
     env = dict(os.environ, CALIBDASH_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
-    with served([*command, "app", "--port", str(port)], port, cwd=tmp_path, env=env, log_path=tmp_path / "app.log") as url:
-        assert url == f"http://127.0.0.1:{port}"  # served: its health check answered "ok"
+    with served([*command, "app", "--port", str(port)], port, cwd=tmp_path, env=env, log_path=tmp_path / "app.log") as server:
+        assert server.url == f"http://127.0.0.1:{port}"  # served: its health check answered "ok"

@@ -99,11 +99,11 @@ def missing_paths(text, doc_dir, root=ROOT):
 
 
 def unmentioned_modules(text, doc_dir, root=ROOT):
-    """The modules of ``root/calibdash`` that ``text`` names neither by their file's path nor,
-    for a package's ``__init__.py``, by the package's folder."""
+    """The modules of ``root/calibdash`` and ``root/calibdash_app`` that ``text`` names neither by
+    their file's path nor, for a package's ``__init__.py``, by the package's folder."""
     named = {p.rstrip("/") for p in doc_paths(text, doc_dir, root)}
     out = []
-    for path in sorted((root / "calibdash").rglob("*.py")):
+    for path in sorted(p for package in ("calibdash", "calibdash_app") for p in (root / package).rglob("*.py")):
         rel = path.relative_to(root).as_posix()
         if rel not in named and not (path.name == "__init__.py" and path.parent.relative_to(root).as_posix() in named):
             out.append(rel)

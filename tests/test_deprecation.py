@@ -27,7 +27,7 @@ from tests.test_package import package_modules
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "calibdash"
 # Scripts that Streamlit runs and nothing imports: read as source below, not imported.
-SCRIPTS = "calibdash.app.app_pages."
+SCRIPTS = "calibdash_app.app_pages."
 
 
 def _public(name):
@@ -107,7 +107,7 @@ def source_problems(paths):
 
 def test_no_public_signature_speaks_the_retired_vocabulary():
     objects = public_objects()
-    assert {"calibdash.metrics.ece.ece", "calibdash.app.downloads.download_name",
+    assert {"calibdash.metrics.ece.ece", "calibdash_app.downloads.download_name",
             "calibdash.metrics.skce.SKCEEstimate", "calibdash.io.loading.load_predictions"} <= set(objects)
     problems = vocabulary_problems(objects)
     assert not problems, "\n".join(problems)
@@ -170,12 +170,12 @@ def _same(a, b):
 
 
 def _cases():
-    from calibdash.app import downloads, runs  # noqa: F401  (their functions are among the decorated ones)
     from calibdash.clinical.validation import analyse_sample
     from calibdash.display import reliability as rl
     from calibdash.display import views
     from calibdash.io.loading import load_predictions
     from calibdash.metrics import ece as ece_module
+    from calibdash_app import downloads, runs  # noqa: F401  (their functions are among the decorated ones)
 
     P, y = _data()
     conf, correct = rl.top_label(P, y)
@@ -206,7 +206,7 @@ def _cases():
         "calibdash.io.loading.load_predictions": [
             (load_predictions, (frame,), {"group_columns": ["site"]}, {"groups": ["site"]},
              lambda q: (q.probs, q.labels, q.sha256, sorted((k, list(v)) for k, v in q.groups.items())))],
-        "calibdash.app.downloads.download_name": [
+        "calibdash_app.downloads.download_name": [
             (downloads.download_name, ("summary", "csv", "data"), {"seed": 4}, {"random_state": 4}, None)],
     }
 
@@ -215,11 +215,11 @@ def _cases():
 # functions checked above): for them, the
 # new name in the visible signature and the renaming the wrapper does.
 RENAMING_ONLY = {"calibdash.display.views.per_class_view", "calibdash.reporting.html.report", "calibdash.reporting.html.comparison_report",
-                 "calibdash.app.runs.lab_estimates", "calibdash.app.runs.lab_figure1"}
+                 "calibdash_app.runs.lab_estimates", "calibdash_app.runs.lab_figure1"}
 CASES = ["calibdash.metrics.ece.ece", "calibdash.metrics.ece.ece_bootstrap", "calibdash.metrics.ece.bootstrap_counts",
          "calibdash.display.reliability.reliability_table", "calibdash.display.reliability.continuous_reliability_curve",
          "calibdash.display.views.top_label_view", "calibdash.clinical.validation.analyse_sample", "calibdash.io.loading.load_predictions",
-         "calibdash.app.downloads.download_name"]
+         "calibdash_app.downloads.download_name"]
 
 
 def _decorated():

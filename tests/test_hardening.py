@@ -361,14 +361,14 @@ def _csv_writers(path):
 
 
 def test_every_csv_writer_goes_through_csv_text():
-    sources = [*sorted((ROOT / "calibdash").rglob("*.py")), ROOT / "app.py"]  # the app's pages are in calibdash/app
+    sources = [*sorted((ROOT / "calibdash").rglob("*.py")), *sorted((ROOT / "calibdash_app").rglob("*.py")), ROOT / "app.py"]
     export = ROOT / "calibdash" / "io" / "export.py"
     writers = [w for path in sources if path != export for w in _csv_writers(path)]
     assert not writers, "CSV written without calibdash.io.export.csv_text:\n" + "\n".join(writers)
     assert _csv_writers(export), "the check finds nothing: it cannot fail"
     users = [p.relative_to(ROOT).as_posix() for p in sources if "csv_text(" in p.read_text(encoding="utf-8")]
-    assert {"calibdash/cli.py", "calibdash/app/app_pages/results.py", "calibdash/app/app_pages/compare.py",
-            "calibdash/app/app_pages/learn.py", "calibdash/reporting/validation.py"} <= set(users)
+    assert {"calibdash/cli.py", "calibdash_app/app_pages/results.py", "calibdash_app/app_pages/compare.py",
+            "calibdash_app/app_pages/learn.py", "calibdash/reporting/validation.py"} <= set(users)
 
 
 # ----------------------------------------------------------------------------- fuzzing

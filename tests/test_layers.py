@@ -14,6 +14,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# The two packages of the distribution: the compute package and, beside it, the dashboard.
+PACKAGES = ("calibdash", "calibdash_app")
 
 # Bottom to top: a module may import its own layer and the layers below it. A module belongs
 # to the layer of the longest name here that is it or a package holding it.
@@ -32,7 +34,7 @@ LAYERS = (
     ("display", ("calibdash.display",)),
     ("reporting", ("calibdash.reporting",)),
     ("command line", ("calibdash.cli", "calibdash.__main__")),
-    ("app", ("calibdash.app",)),
+    ("app", ("calibdash_app",)),  # a package of its own: nothing in calibdash imports Streamlit
 )
 # Upward imports allowed for now, as "importer -> imported": none.
 EXCEPTIONS = frozenset()
@@ -48,7 +50,7 @@ def layer_of(module, layers=LAYERS):
     best, found = -1, None
     for i, (_, names) in enumerate(layers):
         for name in names:
-            if (module == name or ("." in name and module.startswith(name + "."))) and len(name) > best:
+            if (module == name or (name != "calibdash" and module.startswith(name + "."))) and len(name) > best:
                 best, found = len(name), i
     return found
 
@@ -85,12 +87,12 @@ def imports(path, root):
             visit(child, inside)
 
     visit(ast.parse(path.read_text(), filename=str(path)), False)
-    return [(line, name if name.split(".")[0] == "calibdash" else name.split(".")[0], now) for line, name, now in found]
+    return [(line, name if name.split(".")[0] in PACKAGES else name.split(".")[0], now) for line, name, now in found]
 
 
 def graph(root=ROOT):
-    """Every calibdash module under ``root`` -> its imports, as :func:`imports` gives them."""
-    return {module_name(p, root): imports(p, root) for p in sorted((root / "calibdash").rglob("*.py"))}
+    """Every module of :data:`PACKAGES` under ``root`` -> its imports, as :func:`imports` gives them."""
+    return {module_name(p, root): imports(p, root) for package in PACKAGES for p in sorted((root / package).rglob("*.py"))}
 
 
 def unplaced(graph, layers=LAYERS):
@@ -103,7 +105,7 @@ def upward_imports(graph, layers=LAYERS, exceptions=EXCEPTIONS):
     for module, found in sorted(graph.items()):
         own = layer_of(module, layers)
         for line, name, _ in found:
-            theirs = layer_of(name, layers) if name.split(".")[0] == "calibdash" else None
+            theirs = layer_of(name, layers) if name.split(".")[0] in PACKAGES else None
             if own is not None and theirs is not None and theirs > own and f"{module} -> {name}" not in exceptions:
                 out.append(f"{module}:{line} imports {name} (from {layers[own][0]} up to {layers[theirs][0]})")
     return out
@@ -126,10 +128,10 @@ def ui_imports(graph, layers=LAYERS):
 
 
 def app_imports(graph, layers=LAYERS):
-    """Imports of calibdash.app (which need not exist yet) from outside its layer."""
-    app = layer_of("calibdash.app", layers)
+    """Imports of calibdash_app from outside its layer."""
+    app = layer_of("calibdash_app", layers)
     return [f"{module}:{line} imports {name}" for module, found in sorted(graph.items()) for line, name, _ in found
-            if layer_of(name, layers) == app and name.startswith("calibdash.app") and layer_of(module, layers) != app]
+            if layer_of(name, layers) == app and name.split(".")[0] == "calibdash_app" and layer_of(module, layers) != app]
 
 
 def test_every_module_has_a_layer():
@@ -153,16 +155,18 @@ def test_nothing_below_the_app_imports_it():
 
 def test_the_checks_can_fail(tmp_path):
     # a made-up package with one of each violation, and an allowed import of each kind
-    pkg = tmp_path / "calibdash"
-    for sub in ("core", "io", "display", "app"):
+    pkg, app = tmp_path / "calibdash", tmp_path / "calibdash_app"
+    for sub in ("core", "io", "display"):
         (pkg / sub).mkdir(parents=True)
         (pkg / sub / "__init__.py").write_text("")
+    app.mkdir()
+    (app / "__init__.py").write_text("")
     (pkg / "__init__.py").write_text("")
     (pkg / "errors.py").write_text("")
     (pkg / "core" / "risk.py").write_text("from calibdash.errors import x\n\n\ndef f():\n    from calibdash.display import plots\n")
     (pkg / "io" / "loading.py").write_text("import plotly.graph_objects\nfrom .. import errors\n\n\ndef g():\n    import plotly\n")
-    (pkg / "display" / "plots.py").write_text("import plotly\nfrom calibdash.app import jobs\nimport streamlit as st\n")
-    (pkg / "app" / "page.py").write_text("import streamlit\nfrom calibdash.display import plots\n")
+    (pkg / "display" / "plots.py").write_text("import plotly\nfrom calibdash_app import jobs\nimport streamlit as st\n")
+    (app / "page.py").write_text("import streamlit\nfrom calibdash.display import plots\n")
     (pkg / "cli.py").write_text("import plotly\n")
     (pkg / "stray.py").write_text("")
     g = graph(tmp_path)
@@ -170,13 +174,14 @@ def test_the_checks_can_fail(tmp_path):
     assert unplaced(g) == ["calibdash.stray"]
     assert upward_imports(g) == [
         "calibdash.core.risk:5 imports calibdash.display.plots (from mathematics up to display)",
-        "calibdash.display.plots:2 imports calibdash.app (from display up to app)",
+        "calibdash.display.plots:2 imports calibdash_app (from display up to app)",
     ]
     assert upward_imports(g, exceptions={"calibdash.core.risk -> calibdash.display.plots"}) == [
-        "calibdash.display.plots:2 imports calibdash.app (from display up to app)"]
+        "calibdash.display.plots:2 imports calibdash_app (from display up to app)"]
     assert ui_imports(g) == ["calibdash.cli:1 imports plotly when it is imported",
                              "calibdash.display.plots:3 imports streamlit",
                              "calibdash.io.loading:1 imports plotly when it is imported"]
-    assert app_imports(g) == ["calibdash.display.plots:2 imports calibdash.app"]
-    assert layer_of("calibdash.app.jobs") == layer_of("calibdash.app") == len(LAYERS) - 1
+    assert app_imports(g) == ["calibdash.display.plots:2 imports calibdash_app"]
+    assert layer_of("calibdash_app.jobs") == layer_of("calibdash_app") == len(LAYERS) - 1
+    assert layer_of("calibdash_apple") is None and layer_of("calibdash.x") is None
     assert layer_of("calibdash.textual") is None and layer_of("calibdash.text") == 0

@@ -9,8 +9,6 @@ import shutil
 import site
 import subprocess
 import sys
-import time
-import urllib.request
 import zipfile
 from pathlib import Path
 
@@ -18,6 +16,10 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "calibdash"
+# The dashboard: a package of its own beside the compute package (which never imports Streamlit).
+APP = ROOT / "calibdash_app"
+# The top-level names of the two packages of the distribution.
+TOPS = ("calibdash", "calibdash_app")
 
 
 def module_name(path):
@@ -29,11 +31,12 @@ def module_name(path):
 
 
 def package_modules():
-    return {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+    """Every module of both packages, the dashboard's page scripts included."""
+    return {module_name(p): p for package in (PACKAGE, APP) for p in sorted(package.rglob("*.py"))}
 
 
 def imports_of(path, modules):
-    """(line, imported module, names) of every import of a calibdash module in ``path``,
+    """(line, imported module, names) of every import of a calibdash or calibdash_app module in ``path``,
     at any depth (imports inside functions count: they are still dependencies)."""
     tree = ast.parse(path.read_text(), filename=str(path))
     this = module_name(path)
@@ -42,7 +45,7 @@ def imports_of(path, modules):
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:
-                if alias.name.split(".")[0] == "calibdash":
+                if alias.name.split(".")[0] in TOPS:
                     out.append((node.lineno, alias.name, [], alias.asname or alias.name.split(".")[0]))
         elif isinstance(node, ast.ImportFrom):
             if node.level:
@@ -51,7 +54,7 @@ def imports_of(path, modules):
                 module = ".".join(base + ([node.module] if node.module else []))
             else:
                 module = node.module or ""
-            if module.split(".")[0] != "calibdash":
+            if module.split(".")[0] not in TOPS:
                 continue
             for alias in node.names:
                 sub = f"{module}.{alias.name}"
@@ -63,9 +66,9 @@ def imports_of(path, modules):
 
 
 def private_uses(path, modules):
-    """Underscore names of other calibdash modules that ``path`` imports or reads."""
+    """Underscore names of other calibdash or calibdash_app modules that ``path`` imports or reads."""
     tree = ast.parse(path.read_text(), filename=str(path))
-    this = module_name(path) if path.is_relative_to(PACKAGE) else None
+    this = module_name(path) if path.is_relative_to(PACKAGE) or path.is_relative_to(APP) else None
     found = []
     bound = {}
     for line, module, names, binding in imports_of(path, modules):
@@ -84,11 +87,11 @@ def private_uses(path, modules):
 
 
 def test_the_checks_below_see_the_dashboard():
-    # it is in the package: its modules, entry script and page scripts, and the imports between them
+    # its modules, entry script and page scripts, and the imports between them
     modules = package_modules()
-    assert {"calibdash.app.session", "calibdash.app.main", "calibdash.app.app_pages.compare"} <= set(modules)
-    imported = {module for _, module, _, _ in imports_of(modules["calibdash.app.app_pages.compare"], modules)}
-    assert {"calibdash.app.data", "calibdash.app.runs"} <= imported, imported
+    assert {"calibdash_app.session", "calibdash_app.main", "calibdash_app.app_pages.compare"} <= set(modules)
+    imported = {module for _, module, _, _ in imports_of(modules["calibdash_app.app_pages.compare"], modules)}
+    assert {"calibdash_app.data", "calibdash_app.runs"} <= imported, imported
 
 
 def test_no_module_uses_another_modules_private_names():
@@ -135,9 +138,9 @@ def test_the_import_graph_has_no_cycle():
 
 def test_the_checks_above_can_fail(tmp_path):
     # the checkers see a private import and a cycle in a made-up package
-    global ROOT, PACKAGE
-    old = ROOT, PACKAGE
-    pkg = tmp_path / "calibdash"
+    global ROOT, PACKAGE, APP
+    old = ROOT, PACKAGE, APP
+    pkg, app = tmp_path / "calibdash", tmp_path / "calibdash_app"
     (pkg / "a").mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "a" / "__init__.py").write_text("")
@@ -147,7 +150,7 @@ def test_the_checks_above_can_fail(tmp_path):
     (pkg / "b" / "__init__.py").write_text("from calibdash.b import p\n")
     (pkg / "b" / "p.py").write_text("import calibdash.a.x\n")
     try:
-        ROOT, PACKAGE = tmp_path, pkg
+        ROOT, PACKAGE, APP = tmp_path, pkg, app
         modules = package_modules()
         assert private_uses(pkg / "a" / "x.py", modules) == ["calibdash/a/x.py:1 imports calibdash.a.y._hidden"]
         assert private_uses(pkg / "a" / "y.py", modules) == ["calibdash/a/y.py:3 reads calibdash.a.x._z"]
@@ -168,24 +171,24 @@ def test_the_checks_above_can_fail(tmp_path):
             raise AssertionError("the cycle through a package's __init__ was not found")
         # and inside the dashboard, its page scripts included: a page reading a module's underscore name,
         # and a cycle between two of its modules
-        (pkg / "app" / "app_pages").mkdir(parents=True)
-        (pkg / "app" / "__init__.py").write_text("")
-        (pkg / "app" / "app_pages" / "__init__.py").write_text("")
-        (pkg / "app" / "data.py").write_text("from calibdash.app import runs\n_demo = 1\n")
-        (pkg / "app" / "runs.py").write_text("from calibdash.app.data import _demo\n")
-        (pkg / "app" / "app_pages" / "compare.py").write_text("from calibdash.app import data\ndata._demo\n")
+        (app / "app_pages").mkdir(parents=True)
+        (app / "__init__.py").write_text("")
+        (app / "app_pages" / "__init__.py").write_text("")
+        (app / "data.py").write_text("from calibdash_app import runs\n_demo = 1\n")
+        (app / "runs.py").write_text("from calibdash_app.data import _demo\n")
+        (app / "app_pages" / "compare.py").write_text("from calibdash_app import data\ndata._demo\n")
         modules = package_modules()
-        assert private_uses(pkg / "app" / "runs.py", modules) == ["calibdash/app/runs.py:1 imports calibdash.app.data._demo"]
-        assert private_uses(pkg / "app" / "app_pages" / "compare.py", modules) == [
-            "calibdash/app/app_pages/compare.py:2 reads calibdash.app.data._demo"]
+        assert private_uses(app / "runs.py", modules) == ["calibdash_app/runs.py:1 imports calibdash_app.data._demo"]
+        assert private_uses(app / "app_pages" / "compare.py", modules) == [
+            "calibdash_app/app_pages/compare.py:2 reads calibdash_app.data._demo"]
         try:
             test_the_import_graph_has_no_cycle()
         except AssertionError as e:
-            assert "calibdash.app.data -> calibdash.app.runs -> calibdash.app.data" in str(e), str(e)
+            assert "calibdash_app.data -> calibdash_app.runs -> calibdash_app.data" in str(e), str(e)
         else:
-            raise AssertionError("the cycle in calibdash.app was not found")
+            raise AssertionError("the cycle in calibdash_app was not found")
     finally:
-        ROOT, PACKAGE = old
+        ROOT, PACKAGE, APP = old
 
 
 def test_import_calibdash_loads_neither_plotly_nor_streamlit():
@@ -241,7 +244,7 @@ def test_settings_are_keyword_only():
 
 
 # Scripts that Streamlit runs and nothing imports: the dashboard's pages.
-SCRIPTS = "calibdash.app.app_pages."
+SCRIPTS = "calibdash_app.app_pages."
 
 
 @pytest.mark.slow
@@ -262,11 +265,11 @@ def test_the_code_is_clean_under_ruff():
 
 
 def test_the_tests_mirror_the_package():
-    # tests/<subpackage>/test_<module>.py; besides them only the app's tests, the browser
-    # tests and the pinned numbers have folders of their own
+    # tests/<subpackage>/test_<module>.py; besides them only the dashboard's tests (tests/app:
+    # calibdash_app), the browser tests and the pinned numbers have folders of their own
     subpackages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
-    assert folders - subpackages <= {"e2e", "pinned"}, folders - subpackages
+    assert "app" in folders and folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
     # at the top: the top-level modules' tests (cli) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_package.py",
@@ -280,7 +283,8 @@ def wheel(tmp_path_factory):
     checkout stays clean, without the dependencies)."""
     tmp = tmp_path_factory.mktemp("wheel")
     source, wheels = tmp / "source", tmp / "wheels"
-    shutil.copytree(ROOT / "calibdash", source / "calibdash", ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
+    for package in TOPS:
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info"))
     for name in ("pyproject.toml", "README.md", "app.py"):
         shutil.copy(ROOT / name, source / name)
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), str(source)],
@@ -295,10 +299,10 @@ def test_the_wheel_holds_the_package_and_the_app_and_no_data_files(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert not [n for n in names if ".data/" in n], "the wheel installs files outside site-packages"
-    assert {t for t in tops if not t.endswith(".dist-info")} == {"calibdash"}, tops  # not the checkout's app.py
-    pages = {f"calibdash/app/app_pages/{p.name}" for p in (PACKAGE / "app" / "app_pages").glob("*.py")}
-    assert {"calibdash/app/__init__.py", "calibdash/app/main.py", "calibdash/app/session.py",
-            "calibdash/app/jobs.py", "calibdash/app/app_pages/results.py", *pages} <= set(names)
+    assert {t for t in tops if not t.endswith(".dist-info")} == set(TOPS), tops  # not the checkout's app.py
+    pages = {f"calibdash_app/app_pages/{p.name}" for p in (APP / "app_pages").glob("*.py")}
+    assert {"calibdash_app/__init__.py", "calibdash_app/main.py", "calibdash_app/session.py",
+            "calibdash_app/jobs.py", "calibdash_app/app_pages/results.py", *pages} <= set(names)
 
 
 def served_script(pid):
@@ -312,7 +316,7 @@ def served_script(pid):
 def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
     # installed outside the checkout, run from elsewhere: the checkout is not importable, the
     # dependencies are those of this environment (its site-packages)
-    from tests.e2e.browser import free_port
+    from tests.e2e.browser import free_port, served
 
     target, work = tmp_path / "site", tmp_path / "work"
     work.mkdir()
@@ -327,7 +331,7 @@ def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
     out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, env=env)
     lines = out.stdout.splitlines()
     assert lines[0].startswith(str(target)) and lines[1] == "[]", out.stdout + out.stderr
-    assert lines[2] == str(target / "calibdash" / "app" / "main.py"), lines[2]
+    assert lines[2] == str(target / "calibdash_app" / "main.py"), lines[2]
     assert "evaluate" in out.stdout and "rerun" in out.stdout and " app " in out.stdout.replace("\n", " ")
 
     # the installed entry script finds its installed pages (st.Page's paths): AppTest runs it and opens a page
@@ -339,30 +343,10 @@ def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
 
     # `calibdash app` serves it: Streamlit's health check answers, and the script served is the installed one
     port = free_port()
-    log = tmp_path / "app.log"
-    with open(log, "w") as f:
-        server = subprocess.Popen([sys.executable, "-m", "calibdash", "app", "--port", str(port)], cwd=work, env=env,
-                                  stdout=f, stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=2) as r:
-                    if r.read().decode().strip() == "ok":
-                        break
-            except OSError:
-                pass
-            assert server.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
-            time.sleep(0.3)
+    with served([sys.executable, "-m", "calibdash", "app", "--port", str(port)], port, cwd=work, env=env,
+                log_path=tmp_path / "app.log", timeout=120) as server:
         # `calibdash app` became the streamlit server (os.execv): same process, its script in <target>
-        assert served_script(server.pid) == target / "calibdash" / "app" / "main.py", log.read_text()[-3000:]
-    finally:
-        server.terminate()
-        try:
-            server.wait(15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        assert served_script(server.pid) == target / "calibdash_app" / "main.py", (tmp_path / "app.log").read_text()[-3000:]
 
 
 def imports_streamlit(path):
@@ -376,6 +360,8 @@ def test_every_module_is_in_the_api_reference():
     missing = []
     for name, path in package_modules().items():
         parts = name.split(".")
+        if parts[0] == "calibdash_app":  # the dashboard's page of the reference: docs/api/app.rst
+            parts = ["calibdash", "app", *parts[1:]]
         if len(parts) != 3 or parts[-1].startswith("_"):
             continue  # the package itself, the subpackages (their pages) and private modules
         if imports_streamlit(path):
@@ -416,4 +402,4 @@ def test_requirements_are_what_the_tests_run_with():
     assert (ROOT / "requirements.txt").read_text() == expected, (
         "requirements.txt differs from this venv's versions of the app's dependency set: "
         "reinstall with `make test` (it installs the pins) or, after changing a dependency, run `make lock`")
-    assert imports_streamlit(PACKAGE / "app" / "session.py") and not imports_streamlit(PACKAGE / "app" / "jobs.py")
+    assert imports_streamlit(APP / "session.py") and not imports_streamlit(APP / "jobs.py")

@@ -22,7 +22,7 @@ from sphinx.util.docutils import SphinxDirective
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-# The compute package must import without streamlit (only the dashboard, calibdash.app, uses
+# The compute package must import without streamlit (only the dashboard, calibdash_app, uses
 # it): make any ``import streamlit`` fail, so that a stray import breaks this build.
 sys.modules["streamlit"] = None
 

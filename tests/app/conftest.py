@@ -17,7 +17,7 @@ def no_exception(at):
 
 
 def go(at, page):
-    """Switch the AppTest ``at`` to ``page`` (a path relative to app.py, such as "calibdash/app/app_pages/data.py") and run it."""
+    """Switch the AppTest ``at`` to ``page`` (a path relative to app.py, such as "calibdash_app/app_pages/data.py") and run it."""
     at.switch_page(page).run()
     no_exception(at)
     return at

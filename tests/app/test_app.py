@@ -16,7 +16,7 @@ from .conftest import go, no_exception
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-PAGES = [f"calibdash/app/app_pages/{name}.py" for name in ("data", "evaluate", "results", "reliability")]
+PAGES = [f"calibdash_app/app_pages/{name}.py" for name in ("data", "evaluate", "results", "reliability")]
 
 
 @pytest.fixture
@@ -35,7 +35,7 @@ def small_csv(n=800, d=3, seed=3):
 
 
 def upload(at, content, name, labels=None):
-    go(at, "calibdash/app/app_pages/data.py")
+    go(at, "calibdash_app/app_pages/data.py")
     at.radio(key="source").set_value("upload").run()
     at.file_uploader(key="upload_predictions").set_value((name, content, "application/octet-stream"))
     if labels is not None:
@@ -61,7 +61,7 @@ def test_first_visit_shows_a_finished_demo_analysis(at):
 
 
 def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     shown = at.radio(key="view__notion").value
     (res,) = [r for r in at.session_state["results"].values() if r.config["call"]["notion"] == shown]
     (table,) = [d.value for d in at.dataframe if "risk_diff" in d.value.columns]
@@ -91,14 +91,14 @@ def test_every_page_renders_with_help_on_every_control(at):
         for kind in ("radio", "selectbox", "multiselect", "text_input", "text_area", "slider", "number_input", "button"):
             for w in getattr(at, kind):
                 assert w.help, f"{page}: {kind} {w.label!r} has no help text"
-    go(at, "calibdash/app/app_pages/reliability.py")
+    go(at, "calibdash_app/app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
     assert len(at.get("plotly_chart")) == 3  # top-label diagram, continuous curve, per-class panels
 
 
 def test_the_packaged_entry_script_runs_the_same_app():
-    # what `calibdash app` serves (calibdash/app/main.py), its pages relative to it: the same navigation
+    # what `calibdash app` serves (calibdash_app/main.py), its pages relative to it: the same navigation
     from calibdash.cli import find_app
 
     app = AppTest.from_file(str(find_app()), default_timeout=180).run()
@@ -110,11 +110,11 @@ def test_the_packaged_entry_script_runs_the_same_app():
 
 
 def test_demo_choice_then_results(at):
-    go(at, "calibdash/app/app_pages/data.py")
+    go(at, "calibdash_app/app_pages/data.py")
     at.selectbox(key="demo_name").set_value("digits: naive Bayes").run()
     no_exception(at)
     assert any(m.label == "Accuracy" for m in at.metric)
-    go(at, "calibdash/app/app_pages/results.py")  # a new demo is analysed automatically
+    go(at, "calibdash_app/app_pages/results.py")  # a new demo is analysed automatically
     assert "digits: naive Bayes" in " ".join(c.value for c in at.caption)
     assert "clearly miscalibrated" in " ".join(m.value for m in at.markdown)
 
@@ -125,16 +125,16 @@ def test_valid_upload_is_understood_kept_and_evaluated(at):
     assert at.session_state["upload"].n == 800
     assert "In use: `sim3.csv`" in [h.value for h in at.subheader]
     assert {m.label: m.value for m in at.metric}["Classes"] == "3"
-    go(at, "calibdash/app/app_pages/results.py")  # an upload is not evaluated until asked
+    go(at, "calibdash_app/app_pages/results.py")  # an upload is not evaluated until asked
     assert any("No evaluation" in i.value for i in at.info)
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     at.button(key="run").click().run()
     no_exception(at)
     assert at.success and "Finished" in at.success[0].value
     assert "top-label, canonical" in " ".join(m.value for m in at.sidebar.markdown)  # sidebar drawn after the run
-    go(at, "calibdash/app/app_pages/data.py")  # the upload survives page changes
+    go(at, "calibdash_app/app_pages/data.py")  # the upload survives page changes
     assert "In use: `sim3.csv`" in [h.value for h in at.subheader]
-    go(at, "calibdash/app/app_pages/reliability.py")
+    go(at, "calibdash_app/app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
     assert len(at.get("plotly_chart")) == 4  # diagram, continuous curve, per-class panels, simplex
@@ -165,7 +165,7 @@ def test_labels_file_mismatch_is_reported(at):
 
 
 def test_grid_edits_take_effect_and_bad_text_is_refused(at):
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
     at.multiselect(key="cfg__est__top-label").set_value(["15-bins", "bins", "kde"]).run()
     at.text_area(key="cfg__grid__top-label__bins").input("7, 9, 11").run()
@@ -181,10 +181,10 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     at.button(key="run").click().run()
     no_exception(at)
     assert at.error and "'many' is not a number" in at.error[0].value
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     assert "7, 9, 11" not in " ".join(m.value for m in at.markdown)  # sanity: page renders
     assert len(at.get("plotly_chart")) == 3
-    go(at, "calibdash/app/app_pages/evaluate.py")  # settings survive page changes
+    go(at, "calibdash_app/app_pages/evaluate.py")  # settings survive page changes
     assert at.text_area(key="cfg__grid__top-label__bins").value == "7, many"
 
 
@@ -193,11 +193,11 @@ def boom(*args, **kwargs):
 
 
 def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     at.button(key="run").click().run()  # the defaults: already computed on the first visit
     assert "Loaded from cache" in at.success[0].value
-    go(at, "calibdash/app/app_pages/results.py")
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     at.number_input(key="cfg__seed").set_value(1).run()
     # the run is a job in a child process, which finds boom by name in this module
     monkeypatch.setattr(calibdash, "evaluate", boom)
@@ -207,18 +207,18 @@ def test_cache_hit_on_revisit_and_failed_run_keeps_result(at, monkeypatch):
     no_exception(at)
     assert "simulated failure" in at.error[0].value
     assert dict(at.session_state["active"]) == before
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     assert len(at.get("plotly_chart")) == 3
     # back to seed 0: instant, from the cache, even with evaluate broken
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     at.number_input(key="cfg__seed").set_value(0).run()
     at.button(key="run").click().run()
     assert "Loaded from cache" in at.success[0].value
 
 
 def test_the_settings_are_evaluation_configs_with_the_keys_of_the_old_fingerprint():
-    from calibdash.app import settings
     from calibdash.evaluation.config import EvaluationConfig, config_fingerprint
+    from calibdash_app import settings
 
     sha = "ab" * 32
     configs = settings.default_configs()

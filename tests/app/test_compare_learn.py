@@ -18,7 +18,7 @@ from .conftest import go, no_exception
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-COMPARE, LEARN = "calibdash/app/app_pages/compare.py", "calibdash/app/app_pages/learn.py"
+COMPARE, LEARN = "calibdash_app/app_pages/compare.py", "calibdash_app/app_pages/learn.py"
 
 
 @pytest.fixture(scope="module")

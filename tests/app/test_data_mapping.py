@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calibdash.app import data
 from calibdash.io.loading import Predictions
+from calibdash_app import data
 
 from .conftest import no_exception
 
@@ -30,7 +30,7 @@ def clinical(n=1000, seed=0, percent=False, names=("p_malignant", "diagnosis", "
 def at():
     app = AppTest.from_file(APP, default_timeout=180).run()
     no_exception(app)
-    app.switch_page("calibdash/app/app_pages/data.py").run()
+    app.switch_page("calibdash_app/app_pages/data.py").run()
     app.radio(key="source").set_value("upload").run()
     return app
 
@@ -51,8 +51,8 @@ def test_clinical_csv_is_mapped_by_guesses_and_kept_across_pages(at):
     at.multiselect(key="src__group_columns").set_value(["site"]).run()
     assert list(at.session_state["upload"].groups) == ["site"]
     assert at.session_state["upload"].sha256 == pred.sha256
-    at.switch_page("calibdash/app/app_pages/evaluate.py").run()
-    at.switch_page("calibdash/app/app_pages/data.py").run()
+    at.switch_page("calibdash_app/app_pages/evaluate.py").run()
+    at.switch_page("calibdash_app/app_pages/data.py").run()
     no_exception(at)
     assert at.multiselect(key="src__group_columns").value == ["site"]  # the mapping and the file survive
     assert "In use: `clinic.csv`" in [h.value for h in at.subheader]
@@ -112,7 +112,7 @@ def test_an_app_run_records_the_mapping_so_the_command_line_reruns_it(at, tmp_pa
     df = clinical(n=600, seed=4)
     upload(at, df)
     at.multiselect(key="src__group_columns").set_value(["site"]).run()
-    at.switch_page("calibdash/app/app_pages/evaluate.py").run()
+    at.switch_page("calibdash_app/app_pages/evaluate.py").run()
     at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
     at.multiselect(key="cfg__est__top-label").set_value(["15-bins"]).run()
     at.button(key="run").click().run()

@@ -29,7 +29,7 @@ def test_the_compare_page_csv_downloads_neutralise_formula_names(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add", spy)
     at = AppTest.from_file(APP, default_timeout=300).run()
-    at.switch_page("calibdash/app/app_pages/compare.py").run()
+    at.switch_page("calibdash_app/app_pages/compare.py").run()
     at.radio(key="view__cmp_source").set_value("upload").run()
     files = [(name, hostile_csv(sharpen=1.0 + i, absent=False), "text/csv") for i, name in enumerate(NAMES)]
     at.file_uploader(key="cmp_upload_predictions").set_value(files)
@@ -55,7 +55,7 @@ def test_the_compare_page_csv_downloads_neutralise_formula_names(monkeypatch):
 
 def test_the_evaluate_page_names_the_limit_that_was_hit():
     at = AppTest.from_file(APP, default_timeout=300).run()
-    at.switch_page("calibdash/app/app_pages/evaluate.py").run()
+    at.switch_page("calibdash_app/app_pages/evaluate.py").run()
     at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
     at.multiselect(key="cfg__est__top-label").set_value(["bins"]).run()
     at.text_area(key="cfg__grid__top-label__bins").input(", ".join(map(str, range(1, 1502)))).run()

@@ -62,7 +62,7 @@ def figure_strings(at):
 
 
 def upload(at, content, name):
-    go(at, "calibdash/app/app_pages/data.py")
+    go(at, "calibdash_app/app_pages/data.py")
     at.radio(key="source").set_value("upload").run()
     at.file_uploader(key="upload_predictions").set_value((name, content, "text/csv"))
     at.run()
@@ -85,7 +85,7 @@ def test_names_from_the_file_are_code_on_every_page(at):
     assert code(FILE_NAMES[0]) in " ".join(m.value for m in at.sidebar.markdown)
     assert_inert(at)
 
-    go(at, "calibdash/app/app_pages/evaluate.py")
+    go(at, "calibdash_app/app_pages/evaluate.py")
     assert code(FILE_NAMES[0]) in " ".join(c.value for c in at.caption)
     at.multiselect(key="cfg__notions").set_value(["top-label", "canonical"]).run()
     at.button(key="run").click().run()
@@ -93,11 +93,11 @@ def test_names_from_the_file_are_code_on_every_page(at):
     assert at.success and "Finished" in at.success[0].value
     assert_inert(at)
 
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     assert code(FILE_NAMES[0]) in " ".join(c.value for c in at.caption)
     assert_inert(at)
 
-    go(at, "calibdash/app/app_pages/reliability.py")
+    go(at, "calibdash_app/app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
     assert len(at.get("plotly_chart")) == 4  # diagram, continuous curve, per-class panels, simplex
@@ -120,7 +120,7 @@ def test_a_cell_quoted_by_the_loader_is_code(at):
 
 
 def test_model_names_on_the_compare_page_are_code_and_escaped_in_the_figures(at):
-    go(at, "calibdash/app/app_pages/compare.py")
+    go(at, "calibdash_app/app_pages/compare.py")
     at.radio(key="view__cmp_source").set_value("upload").run()
     files = [(FILE_NAMES[0], hostile_csv(absent=False), "text/csv"),
              (FILE_NAMES[1], hostile_csv(sharpen=3.0, absent=False), "text/csv")]

@@ -1,4 +1,4 @@
-"""calibdash.app.jobs: the pool's queue, deduplication, progress, failures and cancelling, and the
+"""calibdash_app.jobs: the pool's queue, deduplication, progress, failures and cancelling, and the
 session store. Every wait has a timeout, so that a broken pool fails instead of hanging."""
 
 import os
@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from calibdash.app.jobs import CANCELLED, DONE, FAILED, QUEUED, RUNNING, BusyError, JobPool, SessionStore, pool_settings
 from calibdash.errors import ConfigError, InputError
+from calibdash_app.jobs import CANCELLED, DONE, FAILED, QUEUED, RUNNING, BusyError, JobPool, SessionStore, pool_settings
 
 WAIT = 120
 

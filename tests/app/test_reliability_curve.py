@@ -13,7 +13,7 @@ pytestmark = pytest.mark.slow
 
 
 def test_curve_is_shown_beside_the_binned_diagram(at):  # noqa: F811
-    go(at, "calibdash/app/app_pages/reliability.py")
+    go(at, "calibdash_app/app_pages/reliability.py")
     charts = at.get("plotly_chart")
     assert len(charts) == 2  # top-label: the binned diagram and the continuous curve
     names = [[tr.get("name") for tr in json.loads(c.proto.spec)["data"]] for c in charts]
@@ -32,7 +32,7 @@ def test_curve_is_shown_beside_the_binned_diagram(at):  # noqa: F811
 
 
 def test_no_band_without_resamples_and_other_notions_still_render(at):  # noqa: F811
-    go(at, "calibdash/app/app_pages/reliability.py")
+    go(at, "calibdash_app/app_pages/reliability.py")
     at.number_input(key="rel__boot").set_value(0).run()
     no_exception(at)
     charts = at.get("plotly_chart")

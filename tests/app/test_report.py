@@ -25,7 +25,7 @@ def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):
 
     monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
     at = AppTest.from_file(APP, default_timeout=300).run()
-    at.switch_page("calibdash/app/app_pages/results.py").run()
+    at.switch_page("calibdash_app/app_pages/results.py").run()
     assert not at.exception, [e.value for e in at.exception]
     buttons = {b.proto.label: b for b in at.get("download_button")}
     assert {"Summary (CSV)", "Risk curves (CSV)", "Full results (JSON)", "Report (HTML)"} <= set(buttons)

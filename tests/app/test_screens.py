@@ -30,7 +30,7 @@ def shown_result(at, notion):
 
 
 def test_literature_and_summary_tables_show_signed_numbers_and_no_none(at):
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     at.radio(key="view__notion").set_value("canonical").run()
     res = shown_result(at, "canonical")
     # an SKCE below 0, as on nearly calibrated data (the unbiased estimator can go negative)
@@ -52,9 +52,9 @@ def test_literature_and_summary_tables_show_signed_numbers_and_no_none(at):
 
 
 def test_grid_edge_advice_in_words_and_its_button_prepares_the_extended_grid(at):
-    go(at, "calibdash/app/app_pages/data.py")
+    go(at, "calibdash_app/app_pages/data.py")
     at.selectbox(key="demo_name").set_value("digits: naive Bayes").run()
-    go(at, "calibdash/app/app_pages/results.py")
+    go(at, "calibdash_app/app_pages/results.py")
     res = shown_result(at, at.radio(key="view__notion").value)
     (edge,) = [e for e in res.grid_edges if e.estimator == "bins" and not e.flat]
     verdict_text = " ".join(m.value for m in at.markdown)
@@ -72,6 +72,6 @@ def test_grid_edge_advice_in_words_and_its_button_prepares_the_extended_grid(at)
 
 
 def test_compare_page_offers_its_html_report(at):
-    go(at, "calibdash/app/app_pages/compare.py")
+    go(at, "calibdash_app/app_pages/compare.py")
     keys = [b.key for b in at.get("download_button")]
     assert keys == ["dl_cmp_models", "dl_cmp_pairs", "dl_cmp_report"]

@@ -13,7 +13,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calibdash as cd
-from calibdash.app import clinical as uc
 from calibdash.clinical import METRICS
 from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
 from calibdash.clinical.validation import DEFAULT_THRESHOLDS
@@ -21,6 +20,7 @@ from calibdash.display import clinical as views
 from calibdash.display.text import markdown, plot_text
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
+from calibdash_app import clinical as uc
 
 from ..hostile import HTML
 from .conftest import go, no_exception, run_once
@@ -29,7 +29,7 @@ from .test_hostile import RAW, figure_strings, outside_code
 pytestmark = pytest.mark.slow
 
 APP = str(Path(__file__).resolve().parents[2] / "app.py")
-VALIDATE, DATA, RESULTS = "calibdash/app/app_pages/validate.py", "calibdash/app/app_pages/data.py", "calibdash/app/app_pages/results.py"
+VALIDATE, DATA, RESULTS = "calibdash_app/app_pages/validate.py", "calibdash_app/app_pages/data.py", "calibdash_app/app_pages/results.py"
 RESAMPLES = 100  # small, to keep the runs fast (the page's default is 1000)
 
 
@@ -351,7 +351,7 @@ def test_the_threshold_range_reaches_the_validation_and_settings_survive_page_ch
     at.number_input(key=uc.SEED_KEY).set_value(3).run()
     no_exception(at)
     n_results = len(at.session_state["val_results"])
-    for page in (DATA, RESULTS, "calibdash/app/app_pages/reliability.py", VALIDATE):
+    for page in (DATA, RESULTS, "calibdash_app/app_pages/reliability.py", VALIDATE):
         go(at, page)
     assert at.slider(key=uc.THRESHOLDS_KEY).value == (0.1, 0.3)
     assert at.radio(key=uc.ROLE_KEY).value == "centres"

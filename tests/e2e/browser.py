@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import NamedTuple
 
 ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM = "/usr/bin/chromium"
@@ -29,10 +30,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+class Server(NamedTuple):
+    """A server :func:`served` started: its address and its process id."""
+
+    url: str
+    pid: int
+
+
 @contextlib.contextmanager
 def served(command, port, *, cwd, env, log_path, timeout=60):
-    """Run ``command``, a streamlit server on ``port``; yield its URL once its health check
-    answers "ok" (a RuntimeError with the server's log if it exits or takes longer than
+    """Run ``command``, a streamlit server on ``port``; yield a :class:`Server` once its health
+    check answers "ok" (a RuntimeError with the server's log if it exits or takes longer than
     ``timeout`` seconds); stop it."""
     url = f"http://127.0.0.1:{port}"
     with open(log_path, "w") as log:
@@ -50,7 +58,7 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
                 raise RuntimeError(f"the server did not start (exit status {proc.poll()}); its log:\n"
                                    f"{Path(log_path).read_text()[-3000:]}")
             time.sleep(0.3)
-        yield url
+        yield Server(url, proc.pid)
     finally:
         proc.terminate()
         try:
@@ -69,8 +77,8 @@ def streamlit_server(cache_dir, timeout=60, script=ROOT / "app.py"):
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none"]
     with served(command, port, cwd=ROOT, env=env, log_path=Path(cache_dir) / f"streamlit_{port}.log",
-                timeout=timeout) as url:
-        yield url
+                timeout=timeout) as server:
+        yield server.url
 
 
 def require_chromium():
@@ -129,7 +137,7 @@ class Watched:
         assert not problems, "\n".join(problems)
 
     def wait_jobs(self, timeout=240_000):
-        """Wait until no job of the session shows its progress (calibdash.app.runs.job_progress), then for the rerun."""
+        """Wait until no job of the session shows its progress (calibdash_app.runs.job_progress), then for the rerun."""
         # The progress is drawn after the page: it is absent while a rerun draws the page.
         for _ in range(3):
             self.page.wait_for_function(

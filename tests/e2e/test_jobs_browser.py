@@ -1,4 +1,4 @@
-"""Runs are jobs of the server's pool (calibdash.app.jobs): they survive a page change and a
+"""Runs are jobs of the server's pool (calibdash_app.jobs): they survive a page change and a
 reload, and four sessions running at once leave the server answering (issue 16)."""
 
 import threading

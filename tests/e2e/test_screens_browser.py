@@ -34,7 +34,7 @@ def test_every_address_opens_its_page_without_page_not_found(session, server, pa
     assert pg.locator("h1").first.inner_text() == PAGES[path]
     address, _, query = pg.url.partition("?")
     assert address.rstrip("/") == server + (path or "/results")  # the root goes on to Results
-    assert query.startswith("session=")  # the session's token (calibdash.app.session.remember_session), kept for a reload
+    assert query.startswith("session=")  # the session's token (calibdash_app.session.remember_session), kept for a reload
     # Streamlit's client probes its health and host config under a deep address first and gets a
     # 404 there; nothing else may be missing, and nothing else may fail.
     assert all(re.fullmatch(re.escape(server + path) + r"/_stcore/(health|host-config)", u) for u in missing), missing

@@ -3,12 +3,12 @@ recalibration, and the planning of a validation study."""
 
 import streamlit as st
 
-from calibdash.app import clinical, data, widgets
-from calibdash.app.app_pages import page_path
-from calibdash.app.help import HELP_VALIDATE
 from calibdash.display import clinical as views
 from calibdash.display.text import code, markdown, user
 from calibdash.lab import demo
+from calibdash_app import clinical, data, widgets
+from calibdash_app.app_pages import page_path
+from calibdash_app.help import HELP_VALIDATE
 
 H = HELP_VALIDATE
 st.title("Validate a risk model")

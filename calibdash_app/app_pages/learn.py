@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from calibdash.app import downloads, runs, settings
-from calibdash.app.help import HELP, HELP_COMPARE
 from calibdash.display import plots
 from calibdash.estimators.registry import available_estimators
 from calibdash.io.export import csv_text
 from calibdash.lab.studies import summarise_figure1
+from calibdash_app import downloads, runs, settings
+from calibdash_app.help import HELP, HELP_COMPARE
 
 ss = st.session_state
 H = HELP_COMPARE

@@ -3,7 +3,7 @@ grouping column are validated, the validation as a job of the server's pool, its
 
 The validation is :func:`calibdash.validate_risk_model`; what the page shows of it is
 :mod:`calibdash.display.clinical`; the report is :func:`calibdash.validation_report`. Like the
-other modules of :mod:`calibdash.app`, this one only keeps state between reruns and pages.
+other modules of :mod:`calibdash_app`, this one only keeps state between reruns and pages.
 """
 
 from __future__ import annotations
@@ -15,11 +15,6 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-from calibdash.app.data import current_dataset
-from calibdash.app.downloads import download_name
-from calibdash.app.help import HELP_VALIDATE
-from calibdash.app.runs import forget_cancel, job_result
-from calibdash.app.widgets import number_table
 from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
 from calibdash.clinical.validation import DEFAULT_THRESHOLDS
 from calibdash.display import text as display
@@ -27,12 +22,17 @@ from calibdash.display.meta import pooled_forest_figure
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash.reporting.validation import metrics_csv
+from calibdash_app.data import current_dataset
+from calibdash_app.downloads import download_name
+from calibdash_app.help import HELP_VALIDATE
+from calibdash_app.runs import forget_cancel, job_result
+from calibdash_app.widgets import number_table
 
 DEFAULT_RESAMPLES = 1000
 MAX_APP_RESAMPLES = 10_000
 # The Threshold range slider's ends (its default: validate_risk_model's DEFAULT_THRESHOLDS).
 THRESHOLD_LIMITS = (0.01, 0.99)
-# The Validate page's settings: "view__" keys, which calibdash.app.session.init_state keeps across page changes.
+# The Validate page's settings: "view__" keys, which calibdash_app.session.init_state keeps across page changes.
 RESAMPLES_KEY, SEED_KEY, CAL_ERROR_KEY, CLASS_KEY = ("view__val_resamples", "view__val_seed", "view__val_cal_error",
                                                      "view__val_class")
 ROLE_KEY, THRESHOLDS_KEY = "view__val_role", "view__val_thresholds"

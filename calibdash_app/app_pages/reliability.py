@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from calibdash.app import data, runs, widgets
-from calibdash.app.help import HELP
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import markdown
 from calibdash.display.views import most_frequent_classes, per_class_view, top_label_view
+from calibdash_app import data, runs, widgets
+from calibdash_app.help import HELP
 
 ss = st.session_state
 st.title("Reliability")

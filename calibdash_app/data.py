@@ -12,10 +12,10 @@ import pandas as pd
 import streamlit as st
 
 import calibdash as cd
-from calibdash.app.session import remember_session
 from calibdash.display import text as display
 from calibdash.io.loading import LOAD_OPTIONS
 from calibdash.lab import demo
+from calibdash_app.session import remember_session
 
 # The Data page's demo sets: the classifiers and simulations, and the clinical risk model of the
 # Validate page (binary, with a grouping column).

@@ -2,7 +2,7 @@
 server-side store that a reload restores it from, and the handle of the server's job pool.
 
 Streamlit drops a widget's value when its page is not rendered; the state the pages share
-lives in plain session keys (and, through the token, in :class:`calibdash.app.jobs.SessionStore`).
+lives in plain session keys (and, through the token, in :class:`calibdash_app.jobs.SessionStore`).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import streamlit as st
 
 import calibdash as cd
-from calibdash.app import jobs
 from calibdash.display import text as display
 from calibdash.lab import demo
+from calibdash_app import jobs
 
 # Widgets whose values init_state keeps across page changes (and a reload restores).
 KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
@@ -34,7 +34,7 @@ def init_state():
     # a page change (seen in chromium: the upload fell back to the demo), never a plain key.
     ss.setdefault("data_source", "demo")
     ss.setdefault("data_demo", demo.DEFAULT_DEMO)
-    # The grouping column of the subgroups (Data and Validate pages, calibdash.app.clinical): a column name,
+    # The grouping column of the subgroups (Data and Validate pages, calibdash_app.clinical): a column name,
     # False for no subgroups, None for the first grouping column the data keep.
     ss.setdefault("data_group", None)
     ss.setdefault("results", {})  # cache key -> EvaluationResult

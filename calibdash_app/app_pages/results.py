@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from calibdash.app import data, downloads, runs, widgets
-from calibdash.app.help import HELP
 from calibdash.display import plots
 from calibdash.display.text import code
 from calibdash.display.verdict import verdict
 from calibdash.io.export import csv_text
+from calibdash_app import data, downloads, runs, widgets
+from calibdash_app.help import HELP
 
 st.title("Results")
 label, pred, _ = data.current_dataset()

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from calibdash.app import clinical, data
-from calibdash.app.help import HELP_SOURCE
 from calibdash.display.text import code, markdown, user
+from calibdash_app import clinical, data
+from calibdash_app.help import HELP_SOURCE
 
 st.title("Data")
 data.data_choice_widgets()

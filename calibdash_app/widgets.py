@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from calibdash.app.app_pages import page_path
-from calibdash.app.data import current_dataset
-from calibdash.app.help import HELP
-from calibdash.app.runs import active_results, pending_evaluation
-from calibdash.app.settings import DEFAULT_NOTIONS, NOTIONS, editable
 from calibdash.display import tables
 from calibdash.display import text as display
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, tuned_param
 from calibdash.evaluation.gridtext import format_grid
+from calibdash_app.app_pages import page_path
+from calibdash_app.data import current_dataset
+from calibdash_app.help import HELP
+from calibdash_app.runs import active_results, pending_evaluation
+from calibdash_app.settings import DEFAULT_NOTIONS, NOTIONS, editable
 
 
 def notion_picker(results, key="view__notion"):

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from calibdash.app import data, runs, settings
-from calibdash.app.app_pages import page_path
-from calibdash.app.help import HELP
 from calibdash.display.text import code, markdown
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, available_estimators, tuned_param
 from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, available_others
+from calibdash_app import data, runs, settings
+from calibdash_app.app_pages import page_path
+from calibdash_app.help import HELP
 
 ss = st.session_state
 st.title("Evaluate")

@@ -1,15 +1,15 @@
 """calibdash: how miscalibrated is a classifier? The dashboard's entry script.
 
-``calibdash app`` serves this file (``streamlit run .../calibdash/app/main.py``); the
+``calibdash app`` serves this file (``streamlit run .../calibdash_app/main.py``); the
 checkout's ``app.py``, which ``streamlit run app.py`` and hosting services run, calls :func:`run`.
 """
 
 import streamlit as st
 
-from calibdash.app.app_pages import page_path
-from calibdash.app.runs import collect_jobs, ensure_demo_result, job_panel
-from calibdash.app.session import init_state
-from calibdash.app.widgets import sidebar
+from calibdash_app.app_pages import page_path
+from calibdash_app.runs import collect_jobs, ensure_demo_result, job_panel
+from calibdash_app.session import init_state
+from calibdash_app.widgets import sidebar
 
 
 def run():

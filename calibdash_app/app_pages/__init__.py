@@ -11,5 +11,5 @@ PAGES = Path(__file__).resolve().parent
 def page_path(name):
     """The absolute path of the page script ``name`` (e.g. "results"), as ``st.Page``,
     ``st.switch_page`` and ``st.page_link`` take it: absolute, so that it holds whichever
-    script Streamlit runs (the checkout's ``app.py`` or the installed ``calibdash/app/main.py``)."""
+    script Streamlit runs (the checkout's ``app.py`` or the installed ``calibdash_app/main.py``)."""
     return str(PAGES / f"{name}.py")

@@ -3,7 +3,7 @@ results (the result cache), their progress and Cancel button; the Evaluate page'
 the Compare page's comparisons and the Learn page's simulations.
 
 Every evaluation, comparison and lab run is a job of one pool per server process
-(:mod:`calibdash.app.jobs`: child processes, a shared queue, deduplicated by key). A session keeps
+(:mod:`calibdash_app.jobs`: child processes, a shared queue, deduplicated by key). A session keeps
 only the keys of the jobs it submitted and asks the pool for them as their owner.
 """
 
@@ -15,12 +15,12 @@ import json
 import streamlit as st
 
 import calibdash as cd
-from calibdash.app import jobs
-from calibdash.app.data import current_dataset
-from calibdash.app.session import job_pool
-from calibdash.app.settings import config_key, default_configs
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import text as display
+from calibdash_app import jobs
+from calibdash_app.data import current_dataset
+from calibdash_app.session import job_pool
+from calibdash_app.settings import config_key, default_configs
 
 MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
 POLL_SECONDS = 1.0  # how often a running job's progress is refreshed

@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from calibdash.app import data, downloads, runs
-from calibdash.app.help import HELP, HELP_COMPARE
-from calibdash.app.settings import COMPARE_DEFAULT_MODELS, NOTIONS
 from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
 from calibdash.estimators.registry import available_estimators
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
+from calibdash_app import data, downloads, runs
+from calibdash_app.help import HELP, HELP_COMPARE
+from calibdash_app.settings import COMPARE_DEFAULT_MODELS, NOTIONS
 
 ss = st.session_state
 H = HELP_COMPARE
