@@ -4,6 +4,8 @@ and the Learn page's scenarios."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import streamlit as st
 
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, parameter, tuned_param
@@ -108,5 +110,27 @@ LAB_SCENARIOS = {
     "Binary logistic": ("logistic", {}),
     "Class-dependent logit bias": ("logit-bias", {}),
     "Nearly calibrated (piecewise-linear log-probabilities)": ("piecewise", {}),
+}
+
+
+class LabSlider(NamedTuple):
+    """The one parameter of a scenario the Learn page offers as a slider."""
+
+    parameter: str  # of the scenario (calibdash.lab.studies)
+    label: str
+    low: float
+    high: float
+    step: float
+    default: float
+    key: str  # the widget's session key
+    help: str  # its help text's key in calibdash_app.help.HELP_COMPARE (the Learn page's texts too)
+
+
+# The Learn page's slider of each scenario kind that has one (the Widmann models have none).
+LAB_SLIDERS = {
+    "dirichlet": LabSlider("distortion", "Distortion", 0.1, 3.0, 0.1, 0.3, "view__lab_distortion", "distortion"),
+    "logistic": LabSlider("slope", "Slope", 0.25, 4.0, 0.25, 2.0, "view__lab_slope", "slope"),
+    "logit-bias": LabSlider("strength", "Bias strength", 0.0, 3.0, 0.25, 1.0, "view__lab_strength", "strength"),
+    "piecewise": LabSlider("slope", "Log-slope below 0.2", 0.3, 1.5, 0.1, 0.7, "view__lab_pw_slope", "pw_slope"),
 }
 COMPARE_DEFAULT_MODELS = ["digits: random forest", "digits: logistic regression"]

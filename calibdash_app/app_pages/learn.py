@@ -23,18 +23,11 @@ ss.setdefault("view__lab_scenario", next(iter(settings.LAB_SCENARIOS)))
 label = c1.selectbox("Scenario", list(settings.LAB_SCENARIOS), key="view__lab_scenario", help=H["scenario"])
 kind, params = settings.LAB_SCENARIOS[label]
 params = dict(params)
-if kind == "dirichlet":
-    ss.setdefault("view__lab_distortion", 0.3)
-    params["distortion"] = c2.slider("Distortion", 0.1, 3.0, step=0.1, key="view__lab_distortion", help=H["distortion"])
-elif kind == "logistic":
-    ss.setdefault("view__lab_slope", 2.0)
-    params["slope"] = c2.slider("Slope", 0.25, 4.0, step=0.25, key="view__lab_slope", help=H["slope"])
-elif kind == "logit-bias":
-    ss.setdefault("view__lab_strength", 1.0)
-    params["strength"] = c2.slider("Bias strength", 0.0, 3.0, step=0.25, key="view__lab_strength", help=H["strength"])
-elif kind == "piecewise":
-    ss.setdefault("view__lab_pw_slope", 0.7)
-    params["slope"] = c2.slider("Log-slope below 0.2", 0.3, 1.5, step=0.1, key="view__lab_pw_slope", help=H["pw_slope"])
+slider = settings.LAB_SLIDERS.get(kind)
+if slider is not None:
+    ss.setdefault(slider.key, slider.default)
+    params[slider.parameter] = c2.slider(slider.label, slider.low, slider.high, step=slider.step, key=slider.key,
+                                         help=H[slider.help])
 ss.setdefault("view__lab_notion", "top-label")
 notion = c3.radio("Notion", list(settings.NOTIONS), key="view__lab_notion", help=HELP["notion"])
 
