@@ -56,10 +56,10 @@ N_JOBS = 1
 # cd.compare of two models of the same CIFAR-10 test images (same labels, same order).
 COMPARE = dict(models=("cifar10_lenet5", "cifar10_wrn16-4"), rows=2000, notion="top-label")
 # The report's reliability diagrams (cd.report's defaults, written out) and its per-class panels.
-RELIABILITY = dict(n_bins=15, strategy="uniform", n_boot=200)
+RELIABILITY = dict(n_bins=15, strategy="uniform", n_resamples=200)
 MAX_CLASS_PANELS = 6
 # The app's continuous reliability curve (its defaults: 200 grid points, 200 resamples).
-CONTINUOUS = dict(grid=200, n_boot=200)
+CONTINUOUS = dict(grid=200, n_resamples=200)
 # Recalibration maps of the selected estimator: every holdout row's column means, and the
 # first rows (in increasing row order) in full.
 RECAL_HEAD = 40
