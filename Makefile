@@ -51,9 +51,10 @@ test: $(DEV_STAMP) | $(CHROMIUM)
 	$(PY) -m pytest
 
 # The quick loop (under a minute on 2 cores): no test marked slow, no browser test, on every
-# core (pytest-xdist; -n auto: one worker per core).
+# core (pytest-xdist; -n auto: one worker per core); --dist loadfile keeps a module's tests on one
+# worker, so a module-scoped fixture (a validation, an evaluation) is computed once, not once a worker.
 test-fast: $(DEV_STAMP)
-	$(PY) -m pytest -q -m "not slow and not browser" -n auto
+	$(PY) -m pytest -q -m "not slow and not browser" -n auto --dist loadfile
 
 # The API reference, built offline from the docstrings into docs/_build/html.
 docs: $(RUN_STAMP)

@@ -419,6 +419,7 @@ def clinical_csv(path, n=600, seed=4):
     return path
 
 
+@pytest.mark.slow
 def test_column_mapping_flags_are_recorded_and_rerun(tmp_path, capsys):
     from calibdash.cli import main
 
@@ -451,6 +452,7 @@ def test_column_mapping_flags_are_recorded_and_rerun(tmp_path, capsys):
     assert res2.config["data_sha256"] == want.sha256 and res2.config["input"]["class_names"] == ["benign", "malignant"]
 
 
+@pytest.mark.slow
 def test_percent_kind_on_the_command_line(tmp_path, capsys):
     from calibdash.cli import main
 

@@ -113,6 +113,7 @@ def test_no_public_signature_speaks_the_retired_vocabulary():
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.slow
 def test_the_package_source_uses_only_the_new_names():
     problems = source_problems(sorted(PACKAGE.rglob("*.py")))
     assert not problems, "\n".join(problems)

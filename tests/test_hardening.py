@@ -360,6 +360,7 @@ def _csv_writers(path):
     return found
 
 
+@pytest.mark.slow
 def test_every_csv_writer_goes_through_csv_text():
     sources = [*sorted((ROOT / "calibdash").rglob("*.py")), *sorted((ROOT / "calibdash_app").rglob("*.py")), ROOT / "app.py"]
     export = ROOT / "calibdash" / "io" / "export.py"

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 # The two packages of the distribution: the compute package and, beside it, the dashboard.
 PACKAGES = ("calibdash", "calibdash_app")
@@ -134,20 +136,24 @@ def app_imports(graph, layers=LAYERS):
             if layer_of(name, layers) == app and name.split(".")[0] == "calibdash_app" and layer_of(module, layers) != app]
 
 
+@pytest.mark.slow
 def test_every_module_has_a_layer():
     assert not unplaced(graph()), "modules in no layer (add them to LAYERS):\n" + "\n".join(unplaced(graph()))
 
 
+@pytest.mark.slow
 def test_no_module_imports_a_higher_layer():
     found = upward_imports(graph())
     assert not found, "imports of a higher layer:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_compute_modules_import_neither_plotly_nor_streamlit():
     found = ui_imports(graph())
     assert not found, "\n".join(found)
 
 
+@pytest.mark.slow
 def test_nothing_below_the_app_imports_it():
     found = app_imports(graph())
     assert not found, "\n".join(found)

@@ -94,6 +94,7 @@ def test_the_checks_below_see_the_dashboard():
     assert {"calibdash_app.data", "calibdash_app.runs"} <= imported, imported
 
 
+@pytest.mark.slow
 def test_no_module_uses_another_modules_private_names():
     modules = package_modules()
     users = list(modules.values()) + [ROOT / "app.py"]
@@ -101,6 +102,7 @@ def test_no_module_uses_another_modules_private_names():
     assert not found, "private names used across modules:\n" + "\n".join(found)
 
 
+@pytest.mark.slow
 def test_the_import_graph_has_no_cycle():
     modules = package_modules()
     graph = {}
@@ -191,6 +193,7 @@ def test_the_checks_above_can_fail(tmp_path):
         ROOT, PACKAGE, APP = old
 
 
+@pytest.mark.slow
 def test_import_calibdash_loads_neither_plotly_nor_streamlit():
     code = ("import sys, calibdash; calibdash.evaluate; calibdash.load_predictions; "
             "print(sorted(m for m in ('plotly', 'streamlit') if m in sys.modules))")
@@ -356,6 +359,7 @@ def imports_streamlit(path):
                for node in ast.walk(ast.parse(path.read_text())))
 
 
+@pytest.mark.slow
 def test_every_module_is_in_the_api_reference():
     missing = []
     for name, path in package_modules().items():

@@ -72,6 +72,7 @@ def pool():
     p.shutdown()
 
 
+@pytest.mark.slow
 def test_a_job_returns_its_result_and_the_same_key_is_the_same_job(pool):
     job = pool.submit("sum", add, {"a": 2, "b": 3}, owner="s1")
     assert job.wait(WAIT) and job.state == DONE and job.result == 5
@@ -86,6 +87,7 @@ def test_owners_only_see_their_jobs(pool):
     assert pool.job("unknown", owner="s1") is None
 
 
+@pytest.mark.slow
 def test_the_queue_is_first_in_first_out_and_bounded():
     pool = JobPool(max_jobs=1, max_queued=2)
     try:
@@ -103,6 +105,7 @@ def test_the_queue_is_first_in_first_out_and_bounded():
         pool.shutdown()
 
 
+@pytest.mark.slow
 def test_progress_and_cores_reach_the_job(pool):
     job = pool.submit("count", counting, {"steps": 4}, owner="s")
     seen = set()
@@ -116,6 +119,7 @@ def test_progress_and_cores_reach_the_job(pool):
     assert cores.wait(WAIT) and cores.result == 2
 
 
+@pytest.mark.slow
 def test_failures_keep_a_clean_message_or_say_it_is_a_bug(pool, caplog):
     user = pool.submit("bad", bad_input, {}, owner="s")
     assert user.wait(WAIT) and user.state == FAILED
@@ -131,6 +135,7 @@ def test_failures_keep_a_clean_message_or_say_it_is_a_bug(pool, caplog):
     assert retried is not bug and retried.wait(WAIT) and retried.result == 3
 
 
+@pytest.mark.slow
 def test_cancel_kills_the_process_group(pool, tmp_path):
     path = tmp_path / "grandchild.pid"
     job = pool.submit("stuck", with_grandchild, {"path": str(path)}, owner="s")
@@ -148,6 +153,7 @@ def test_cancel_kills_the_process_group(pool, tmp_path):
     assert not alive(grandchild) and not alive(child)
 
 
+@pytest.mark.slow
 def test_a_shared_job_stops_only_when_no_owner_wants_it(pool):
     job = pool.submit("shared", sleepy, {"seconds": 1, "tag": "ok"}, owner="s1")
     pool.submit("shared", sleepy, {"seconds": 1, "tag": "ok"}, owner="s2")
@@ -162,6 +168,7 @@ def test_a_shared_job_stops_only_when_no_owner_wants_it(pool):
     assert queued_behind.wait(WAIT) and queued_behind.state == CANCELLED
 
 
+@pytest.mark.slow
 def test_finished_jobs_are_forgotten_oldest_first():
     pool = JobPool(max_finished=2)
     try:

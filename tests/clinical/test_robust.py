@@ -20,6 +20,7 @@ def _statuses(v, **kw):
     return {item["level"]: item["status"] for item in v.verdicts(**kw)}
 
 
+@pytest.mark.slow
 def test_three_level_score_falls_back_to_the_rate_per_level():
     rng = np.random.default_rng(2)
     p = rng.choice([0.1, 0.35, 0.6], 600)
@@ -37,6 +38,7 @@ def test_three_level_score_falls_back_to_the_rate_per_level():
     assert grouped["n"].sum() == 600 and (grouped["ci_low"] <= grouped["observed"]).all()
 
 
+@pytest.mark.slow
 def test_rare_top_level_lost_in_resamples_is_counted_not_fatal():
     rng = np.random.default_rng(5)
     p = np.concatenate([rng.choice([0.05, 0.1, 0.2, 0.35], 597), [0.6, 0.6, 0.6]])
@@ -48,6 +50,7 @@ def test_rare_top_level_lost_in_resamples_is_counted_not_fatal():
     assert np.isfinite(m.loc["ICI", "ci_high"])
 
 
+@pytest.mark.slow
 def test_loess_singular_fit_falls_back(monkeypatch):
     """A loess fit that raises (netlib's "near singularities") is replaced, with a note."""
     from calibdash.clinical import validation
@@ -67,6 +70,7 @@ def test_loess_singular_fit_falls_back(monkeypatch):
     assert any(item["level"] == "moderate calibration" and item["status"] == "uncertain" for item in v2.verdicts())
 
 
+@pytest.mark.slow
 def test_failed_bootstrap_resamples_are_counted(monkeypatch):
     """Resamples on which loess fails leave their statistics out and are reported."""
     from calibdash.clinical import validation
@@ -90,6 +94,7 @@ def test_failed_bootstrap_resamples_are_counted(monkeypatch):
     assert any("could not be analysed" in note for note in v.notes)
 
 
+@pytest.mark.slow
 def test_constant_risks():
     rng = np.random.default_rng(0)
     p = np.full(500, 0.3)
@@ -132,6 +137,7 @@ def test_missing_outcome_is_refused_with_its_rows(bad):
         cd.validate_risk_model(p, y, **QUICK)
 
 
+@pytest.mark.slow
 def test_risks_of_zero_and_one_are_left_out_of_the_logistic_fits_only():
     rng = np.random.default_rng(6)
     p = rng.uniform(0.02, 0.98, 500)
@@ -154,6 +160,7 @@ def test_risks_of_zero_and_one_are_left_out_of_the_logistic_fits_only():
     assert v.metric("Brier")["estimate"] == pytest.approx(np.mean((p - y) ** 2), abs=1e-12)
 
 
+@pytest.mark.slow
 def test_recalibration_parameters_and_recalibrated_risks():
     rng = np.random.default_rng(7)
     lp = rng.normal(-0.5, 1.3, 2000)
@@ -206,6 +213,7 @@ def test_levels_curve_predicts_rates_at_levels_only():
     assert out[0] == 0.5 and out[1] == pytest.approx(1 / 3) and np.isnan(out[2])
 
 
+@pytest.mark.slow
 def test_tenths_for_continuous_risks():
     rng = np.random.default_rng(9)
     p = rng.uniform(0.01, 0.9, 1003)
@@ -219,6 +227,7 @@ def test_tenths_for_continuous_risks():
     assert g["p_high"].iloc[0] <= g["p_low"].iloc[1]
 
 
+@pytest.mark.slow
 def test_thresholds_are_checked_and_mark_the_range():
     rng = np.random.default_rng(10)
     p = rng.uniform(0.01, 0.9, 400)
@@ -241,6 +250,7 @@ def test_thresholds_are_checked_and_mark_the_range():
     assert row["difference_low"] <= row["difference"] <= row["difference_high"]
 
 
+@pytest.mark.slow
 def test_net_benefit_per_group():
     rng = np.random.default_rng(11)
     p = rng.uniform(0.01, 0.9, 900)
@@ -342,6 +352,7 @@ def test_threshold_counts_and_the_net_benefit_terms_by_brute_force():
     assert fast == pytest.approx(brute, abs=1e-12)
 
 
+@pytest.mark.slow
 def test_lr_pvalues_of_calibration_in_the_large_and_slope():
     """The p-values are the likelihood-ratio tests the profile intervals invert."""
     from calibdash.clinical.logistic import calibration_in_the_large

@@ -190,6 +190,7 @@ def test_net_benefit_se_is_the_delta_method_on_the_four_cells(sens, spec, phi, t
         pytest.approx(0.2, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_sensitivity_and_specificity_from_the_linear_predictor_in_closed_form():
     # calibrated binormal LP: sens = P(LP >= t | event) = Phi((mu1 - t) / s), spec = Phi((t - mu0) / s)
     lp = ss.LPDistribution.binormal(prevalence=0.1, c_statistic=0.8)

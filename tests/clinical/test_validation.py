@@ -41,6 +41,7 @@ def test_the_settings_are_config_and_the_old_name_warns():
         assert v.settings is v.config
 
 
+@pytest.mark.slow
 def test_intervals_are_ordered_and_reproducible_by_seed():
     p, y = _binary(n=400)
     a = cd.validate_risk_model(p, y, n_resamples=60, random_state=3, calibration_error=False)
@@ -60,6 +61,7 @@ def test_intervals_are_ordered_and_reproducible_by_seed():
     assert a.distribution[["events", "non_events"]].to_numpy().sum() == len(y)
 
 
+@pytest.mark.slow
 def test_string_labels_need_the_positive_class_named():
     p, y = _binary()
     labels = np.where(y == 1, "malignant", "benign")
@@ -97,6 +99,7 @@ def test_bad_settings_are_config_errors():
             cd.validate_risk_model(p, y, **{**FAST, **kwargs})
 
 
+@pytest.mark.slow
 def test_multiclass_is_validated_one_class_against_the_rest():
     rng = np.random.default_rng(2)
     logits = rng.normal(0, 1.5, (500, 3))
@@ -112,6 +115,7 @@ def test_multiclass_is_validated_one_class_against_the_rest():
     assert only.classes == ("2",)
 
 
+@pytest.mark.slow
 def test_subgroups_flag_small_groups_and_test_heterogeneity():
     p, y = _binary(n=1200)
     groups = np.array(["north"] * 500 + ["south"] * 500 + ["east"] * 192 + ["tiny"] * 8, dtype=object)
@@ -140,6 +144,7 @@ def test_group_columns_that_cannot_be_subgroups_are_refused():
         cd.validate_risk_model(p, y, groups="site", **FAST)
 
 
+@pytest.mark.slow
 def test_loaded_predictions_with_a_grouping_column(tmp_path):
     p, y = _binary(n=400)
     frame = pd.DataFrame({"p_event": p, "outcome": np.where(y == 1, "event", "none"),
@@ -156,6 +161,7 @@ def test_loaded_predictions_with_a_grouping_column(tmp_path):
         cd.validate_risk_model(pred, groups="hospital", **FAST)
 
 
+@pytest.mark.slow
 def test_risk_optimised_error_per_group():
     p, y = _binary(n=600)
     groups = np.repeat(["A", "B"], 300)

@@ -99,6 +99,7 @@ def test_overfitting_is_still_named_without_groups():
     assert weak["status"] == "problem" and "typical of overfitting" in weak["verdict"]
 
 
+@pytest.mark.slow
 def test_overall_accuracy_status_agrees_with_spiegelhalter():
     rng = np.random.default_rng(4)
     lp = rng.normal(-1, 1.5, 3000)
@@ -112,6 +113,7 @@ def test_overall_accuracy_status_agrees_with_spiegelhalter():
     assert "does not reject" in item2["verdict"] and item2["status"] in ("ok", "uncertain")
 
 
+@pytest.mark.slow
 def test_slope_sentence_words_the_curve_it_shows():
     """Risks too low up to about 60% (where most patients are), slightly high above: the sentence
     says where the curve lies above and below the diagonal, not the textbook pattern."""
@@ -126,6 +128,7 @@ def test_slope_sentence_words_the_curve_it_shows():
     assert expit(0.8 / 0.25) > 0.95  # the true curve crosses the diagonal only where 0.8 + 0.75 lp = lp
 
 
+@pytest.mark.slow
 def test_useful_needs_a_stretch_not_one_threshold():
     from calibdash.clinical.verdicts import useful_thresholds
 
@@ -143,6 +146,7 @@ def test_useful_needs_a_stretch_not_one_threshold():
     assert outside["threshold"].min() == 0.01 and not any(a < 0.05 for a, _ in strict)
 
 
+@pytest.mark.slow
 def test_rows_needed_are_computed_at_the_observed_calibration():
     """A model whose risks are too low (O:E about 1.4) needs more rows for the same O:E width
     than a calibrated one; the sentence says at which values it computed."""

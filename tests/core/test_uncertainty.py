@@ -82,6 +82,7 @@ def test_paired_risks_by_hand():
     assert risks["a"].std(ddof=1) / math.sqrt(5) > 10 * se
 
 
+@pytest.mark.slow
 def test_result_intervals_at_other_levels_nest_and_match_the_summary():
     from calibdash.lab import demo
 

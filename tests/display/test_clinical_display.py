@@ -51,18 +51,21 @@ def test_calibrated_model_reads_as_ok(calibrated):
     assert weak["status"] == "ok"
 
 
+@pytest.mark.slow
 def test_too_extreme_predictions():
     weak = _verdict(_validate(3000, slope=0.6, seed=2), "weak calibration")
     assert weak["status"] == "problem"
     assert weak["verdict"].startswith("Predictions are too extreme") and "typical of overfitting" in weak["verdict"]
 
 
+@pytest.mark.slow
 def test_too_modest_predictions():
     weak = _verdict(_validate(3000, slope=1.6, seed=3), "weak calibration")
     assert weak["status"] == "problem"
     assert weak["verdict"].startswith("Predictions are too modest")
 
 
+@pytest.mark.slow
 def test_underestimation_on_average():
     v = _validate(3000, intercept=0.6, seed=4)
     mean = _verdict(v, "mean calibration")
@@ -74,6 +77,7 @@ def test_underestimation_on_average():
     assert high["verdict"].startswith("Predicted risks are too high on average:")
 
 
+@pytest.mark.slow
 def test_small_sample_is_imprecise():
     v = _validate(150, seed=6)
     size = _verdict(v, "sample size")
@@ -226,6 +230,7 @@ def test_decision_curve_figure_is_clipped(grouped):
     assert fig.layout.xaxis.title.text == "threshold probability"
 
 
+@pytest.mark.slow
 def test_decision_curve_marks_the_threshold_range_and_groups(grouped):
     fig = dc.decision_curve_figure(grouped)
     (shade,) = [s for s in fig.layout.shapes if s.type == "rect"]
@@ -268,6 +273,7 @@ def test_net_benefit_table(grouped):
         dc.net_benefit_table(grouped, thresholds=(0.125,))
 
 
+@pytest.mark.slow
 def test_net_benefit_table_keeps_to_the_range():
     v = cd.validate_risk_model(*_sim(800, seed=13), n_resamples=10, calibration_error=False, thresholds=(0.15, 0.25))
     assert list(dc.net_benefit_table(v)["threshold"]) == ["20%"]
@@ -319,6 +325,7 @@ def test_calibration_error_table_says_what_it_is(grouped):
     assert "0 to 1" in dc.CALIBRATION_ERROR_HELP and "not comparable" in dc.CALIBRATION_ERROR_HELP
 
 
+@pytest.mark.slow
 def test_forest_figure_flags_small_groups(grouped):
     fig = dc.forest_figure(grouped)
     titles = [a.text for a in fig.layout.annotations]
@@ -333,6 +340,7 @@ def test_forest_figure_flags_small_groups(grouped):
         dc.forest_figure(_validate(400, seed=8))
 
 
+@pytest.mark.slow
 def test_forest_figure_marks_imprecise_groups():
     p, y = _sim(1200, seed=9)
     g = np.where(np.arange(len(y)) < 200, "small", "large")

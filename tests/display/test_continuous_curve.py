@@ -55,6 +55,7 @@ def test_automatic_curve_is_readable_on_285_confident_rows():
     assert np.nanmax(np.abs(np.diff(auto["accuracy"].to_numpy()))) < 0.1  # not jagged
 
 
+@pytest.mark.slow
 def test_automatic_is_silverman_where_the_confidences_spread():
     rng = np.random.default_rng(3)
     P = rng.dirichlet(np.ones(4), size=5000)

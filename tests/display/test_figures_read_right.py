@@ -62,6 +62,7 @@ def assert_room_between_panels(fig):
         assert gap >= TITLE_AND_TICKS_PX + (AXIS_TITLE_PX if titled else 0), gaps
 
 
+@pytest.mark.slow
 def test_stacked_panels_leave_room_for_titles_and_tick_labels(sim, top, canonical):
     for res in (top, canonical):
         assert_room_between_panels(plots.estimates_by_quantity(res))
@@ -77,6 +78,7 @@ def test_stacked_panels_leave_room_for_titles_and_tick_labels(sim, top, canonica
 POWER = re.compile(r"10<sup>(\u2212?\d+)</sup>")
 
 
+@pytest.mark.slow
 def test_log_axes_read_as_powers_of_ten(top, canonical):
     for res in (top, canonical):
         fig = plots.risk_curves(res)
@@ -102,6 +104,7 @@ def test_log_axes_read_as_powers_of_ten(top, canonical):
     assert position[0.2] == 0.2
 
 
+@pytest.mark.slow
 def test_temperature_gets_a_panel_with_its_values_as_categories(top, canonical):
     fig = plots.risk_curves(top)
     i = [a.text for a in fig.layout.annotations].index("temperature")
@@ -147,6 +150,7 @@ def assert_legend_matches_marks(fig):
             assert colours <= legend_colours or t.legendgroup in groups, f"{t.name!r}: {colours} has no legend entry"
 
 
+@pytest.mark.slow
 def test_learn_figures_legend_colours_match_the_marks():
     est = lab.estimates_vs_n(lab.scenario("logistic"), ns=[200, 300], n_repeats=2, estimators=["bins", "kde"], random_state=0)
     assert_legend_matches_marks(plots.lab_estimates_figure(lab.summarise_estimates(est), est["truth"].iloc[0]))
@@ -183,6 +187,7 @@ def test_binary_panels_are_titled_by_class(class_names, titles):
     assert [a.text for a in fig.layout.annotations] == titles
 
 
+@pytest.mark.slow
 def test_interval_caps_reach_beyond_their_markers(top, sim):
     figures = [plots.forest_plot(top), plots.estimates_by_quantity(top)]
     # Two models on the simulation's rows (the data are already made): the probabilities and a
@@ -198,6 +203,7 @@ def test_interval_caps_reach_beyond_their_markers(top, sim):
         assert 2 * t.error_x.width > t.marker.size  # a cap shows even around an interval narrower than the marker
 
 
+@pytest.mark.slow
 def test_every_axis_pushes_its_margins(top, sim):
     P, y = sim
     table = rl.reliability_table(*rl.top_label(P, y), n_bins=10, n_resamples=0)

@@ -32,6 +32,7 @@ def test_is_log_grid():
     assert not plots.is_log_grid([0.0, 1.0, 1000.0])
 
 
+@pytest.mark.slow
 def test_risk_curves(top):
     fig = plots.risk_curves(top)
     titles = [a.text for a in fig.layout.annotations]
@@ -52,6 +53,7 @@ def test_risk_curves(top):
     np.testing.assert_allclose(line.y, mean_kde.sort_index().to_numpy())
 
 
+@pytest.mark.slow
 def test_canonical_curves_have_no_baseline(canonical):
     fig = plots.risk_curves(canonical)
     assert not [t for t in fig.data if t.name == "15-bin risk"]
@@ -66,6 +68,7 @@ def test_forest_plot(top):
     np.testing.assert_allclose(sorted(trace.x), sorted(100 * top.summary["estimate"]))
 
 
+@pytest.mark.slow
 def test_reliability_figures(sim, top, canonical):
     P, y = sim
     table = rl.reliability_table(*rl.top_label(P, y), n_bins=10)
@@ -97,6 +100,7 @@ def test_robust_range_ignores_a_huge_outlier():
     assert low < 1 and 1.4 <= high < 2
 
 
+@pytest.mark.slow
 def test_estimates_by_quantity_keeps_scales_apart(top, canonical):
     for res in (top, canonical):
         fig = plots.estimates_by_quantity(res)

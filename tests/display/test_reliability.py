@@ -94,6 +94,7 @@ def test_bins_agree_with_the_binning_estimator_even_on_edges():
     np.testing.assert_allclose((t["confidence"] - t["accuracy"]).to_numpy()[filled], est.gaps_[0][filled], rtol=1e-12)
 
 
+@pytest.mark.slow
 def test_the_three_15_bin_figures_relate_as_the_help_text_says():
     """FIFTEEN_BIN_HELP's claims, on one result: the diagram's ECE on the holdout rows is the
     literature's 15-bin ECE; on all rows it is the diagram's own figure; the 15-bins estimate is

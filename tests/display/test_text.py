@@ -195,6 +195,7 @@ def figure_text(fig):
     return json.dumps(fig.to_plotly_json(), ensure_ascii=False)
 
 
+@pytest.mark.slow
 def test_figures_hold_class_and_model_names_escaped():
     pred = small_predictions(CLASSES)
     tables = rl.per_class_tables(pred.probs, pred.labels, [0, 1, 2], n_resamples=0)

@@ -68,6 +68,7 @@ def test_h_zero_tied_means_the_data_do_not_show_miscalibration():
     assert "absence of evidence is not proof of calibration" in v.markdown()
 
 
+@pytest.mark.slow
 def test_on_a_real_result():
     res = cd.evaluate(demo.load_demo("digits: naive Bayes"), notion="top-label", estimators=["15-bins", "bins", "temperature"])
     v = verdict(res)

@@ -13,6 +13,7 @@ from ..shared_data import load_npz
 ALL = [(fam, notion) for fam, cls in cd.FAMILIES.items() for notion in cls.supported_notions]
 
 
+@pytest.mark.slow
 def test_paper_simulation_risk_is_minimised_at_theta_one():
     """Sec. 5.1 / design note 6: h_theta(p, p') = <p - softmax((10/3) theta log p), ...>;
     averaged over 20 seeds the empirical risk is smallest near theta = 1."""
@@ -82,7 +83,7 @@ def test_two_classes(fam, notion):
     assert np.isfinite(cd.risk(est, P[50:], y[50:]))
 
 
-@pytest.mark.parametrize("fam,notion", ALL)
+@pytest.mark.parametrize("fam,notion", [pytest.param(*c, marks=pytest.mark.slow) if c[0] == "boosting" else c for c in ALL])
 def test_float32_rows_summing_to_one_within_1e6(fam, notion):
     rng = np.random.default_rng(3)
     P = rng.dirichlet(np.ones(5), size=80)
@@ -183,6 +184,7 @@ def test_low_rank_path_changes_risk_and_estimate_by_under_0p1_percent(name, noti
             assert abs(s_approx - s_exact) < 1e-3 * abs(s_exact), (fam, lams[i], s_exact, s_approx)
 
 
+@pytest.mark.slow
 def test_widmann_models_have_their_conditional_label_distributions():
     from calibdash.lab.simulation import widmann_simulation
 

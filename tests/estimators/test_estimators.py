@@ -64,7 +64,7 @@ PARAMS = {
 
 
 @pytest.mark.parametrize("d", DIMS)
-@pytest.mark.parametrize("fam,notion", [pytest.param(*s, marks=pytest.mark.slow) if s[0] == "kkkr" else s for s in SUPPORTED])
+@pytest.mark.parametrize("fam,notion", [pytest.param(*s, marks=pytest.mark.slow) if s[0] in ("kkkr", "kde") else s for s in SUPPORTED])
 def test_h_matches_brute_force(fam, notion, d):
     P, y = random_problem(seed=d * 7 + len(fam), n=42, d=d)
     P_tr, y_tr, P_a, P_b = P[:30], y[:30], P[30:38], P[34:42]
@@ -115,6 +115,7 @@ def test_fitted_temperature_minimises_nll():
         assert brute.temperature_nll(P, y, T * factor) > best
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notion", ["top-label", "classwise"])
 def test_fitted_one_dimensional_temperatures_minimise_the_binary_nll(notion):
     """Top-label fits T on (c, correct), classwise one T per class on (p_k, 1[y = k]):
@@ -160,6 +161,7 @@ def test_classwise_temperature_has_one_temperature_per_class():
     np.testing.assert_array_equal(fixed.temperatures_, [1.5, 1.5, 1.5])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fam", ["ukkr", "kkkr"])
 @pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
 def test_low_rank_path_is_exact_ridge_of_the_nystroem_kernel(fam, notion):
@@ -411,6 +413,7 @@ def class_blocks(F, G, d):
     return blocks
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fam", TOP_LABEL_FAMILIES)
 def test_top_label_estimators_use_the_confidence_alone(fam):
     """Two inputs with equal confidences get equal h, whatever the other entries are and

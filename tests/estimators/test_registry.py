@@ -31,6 +31,9 @@ from calibdash.reporting.references import REFERENCES, reference_keys
 from .test_estimators import random_problem, same_confidences
 
 CASES = [(name, notion) for name, e in REGISTRY.items() for notion in e.notions]
+# The boosting map (many trees a fit) takes seconds where the others take milliseconds: its
+# cases of the costliest checks run in `make test`, the others in `make test-fast` too.
+CASES_BOOSTING_SLOW = [pytest.param(*c, marks=pytest.mark.slow) if c[0] == "boosting" else c for c in CASES]
 # The scikit-learn maps are slow on many fits: the contract is checked on small problems.
 N, D = 120, 3
 
@@ -68,7 +71,7 @@ def test_using_an_unfitted_estimator_raises_not_fitted(name, notion):
     assert issubclass(NotFittedError, cd.CalibdashError)
 
 
-@pytest.mark.parametrize("name,notion", CASES)
+@pytest.mark.parametrize("name,notion", CASES_BOOSTING_SLOW)
 def test_fit_path_equals_separate_fits(name, notion):
     values, fixed = small_grid(name, notion)
     P, y = random_problem(seed=3, n=N, d=D)

@@ -40,6 +40,7 @@ def test_the_extended_grid_goes_beyond_the_edge_and_parses_back():
     assert parse_grid_text(format_grid(high.extended_grid()), "bandwidth") == pytest.approx(high.extended_grid())
 
 
+@pytest.mark.slow
 def test_a_result_carries_its_edges_as_facts_and_their_python_wording_as_warnings():
     res = cd.evaluate(demo.load_demo("digits: naive Bayes"), notion="top-label", estimators=["bins", "kde"],
                       grids={"bins": {"n_bins": [5, 10, 20]}})

@@ -23,6 +23,7 @@ def results():
     return out
 
 
+@pytest.mark.slow
 def test_several_models_round_trip_exactly(results):
     ev = Evaluations(results, command=["evaluate", "a.npz", "b.npz"])
     text = ev.to_json(indent=1)
@@ -34,6 +35,7 @@ def test_several_models_round_trip_exactly(results):
                                                        ("b", "canonical")]
 
 
+@pytest.mark.slow
 def test_a_single_result_is_the_same_format(results):
     res = results["a"]["canonical"]
     text = res.to_json()
@@ -48,6 +50,7 @@ def test_a_single_result_is_the_same_format(results):
         cd.EvaluationResult.from_json(Evaluations(results).to_json())
 
 
+@pytest.mark.slow
 def test_files_of_earlier_versions_are_read(results):
     res = results["b"]["top-label"]
     single = json.dumps({"format": "calibdash.EvaluationResult", "version": 2, **res.to_dict()})

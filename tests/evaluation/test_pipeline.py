@@ -192,6 +192,7 @@ def test_provenance_is_kept_at_construction_and_does_not_change_the_fingerprint(
         cd.evaluate(P, y, config=config, provenance={"sha256": "ab" * 32})
 
 
+@pytest.mark.slow
 def test_json_round_trip_is_exact():
     P, y = small_data(seed=2)
     res = cd.evaluate(P, y, notion="top-label", grids=dict(SMALL_GRIDS), random_state=1)
@@ -209,6 +210,7 @@ def test_json_round_trip_is_exact():
         cd.EvaluationResult.from_json("{not json")
 
 
+@pytest.mark.slow
 def test_result_contents_and_config():
     preds = cd.load_predictions(*small_data(seed=3))
     P, y = preds.probs, preds.labels

@@ -205,6 +205,7 @@ def equivalent_sources(tmp, L, P, y):
     ]
 
 
+@pytest.mark.slow
 def test_all_formats_give_identical_predictions(tmp_path, dataset):
     """Bit-for-bit equality of probs, labels and sha256 across every format.
 
@@ -765,6 +766,7 @@ def _mutate(data, ops):
     return bytes(data)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fname=st.sampled_from(["x.csv", "x.tsv", "x.npz", "xc.npz", "x.parquet", "x.npy"]),
        ops=st.lists(mutation, min_size=1, max_size=3), named=st.booleans())
@@ -778,6 +780,7 @@ def test_corrupted_files_raise_only_input_error(fname, ops, named):
         _call(data, name=fname if named else None)
 
 
+@pytest.mark.slow
 @settings(max_examples=250, deadline=None)
 @given(data=st.one_of(
     st.binary(max_size=300),
@@ -794,6 +797,7 @@ def test_random_bytes_raise_only_input_error(data, name):
 _dtypes = st.sampled_from([np.float64, np.float32, np.float16, np.int64, np.int8, np.uint8, np.bool_])
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     X=_dtypes.flatmap(lambda dt: hnp.arrays(dt, hnp.array_shapes(min_dims=0, max_dims=3, min_side=0, max_side=5))),
@@ -815,6 +819,7 @@ def test_random_arrays_raise_only_input_error(X, y_kind, y_seed, kind):
     _call(X, y, kind=kind)
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(P=hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 5)),
                     elements=st.floats(0, 1, allow_subnormal=True)))

@@ -17,6 +17,7 @@ from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 TUNED = ["bins", "kde", "ukkr", "kkkr"]
 
 
+@pytest.mark.slow
 def test_figure1_is_minimised_at_theta_one():
     """The paper's Figure 1: n = 500, 100 seeds, the mean risk's argmin lies in [0.9, 1.1]
     (and single seeds scatter, which is why the figure averages)."""
@@ -70,6 +71,7 @@ def test_tuned_estimators_within_three_standard_errors_of_the_truth(distortion):
         assert abs(sq.mean() - truth**2) <= 3 * sq.std(ddof=1), (name, sq.mean(), truth**2, sq.std(ddof=1))
 
 
+@pytest.mark.slow
 def test_estimates_vs_n_layout_and_seeding():
     sc = lab.scenario("logistic", slope=1.5)
     a = lab.estimates_vs_n(sc, ns=[200, 400], n_repeats=2, estimators=["bins", "temperature"], random_state=3)
@@ -117,6 +119,7 @@ def test_widmann_truths_in_closed_form():
     assert binned == pytest.approx(mixed.truth("top-label"), abs=0.01)
 
 
+@pytest.mark.slow
 def test_logistic_truth_by_quadrature_against_monte_carlo():
     sc = lab.scenario("logistic", slope=2.5, scale=1.5)
     rng = np.random.default_rng(0)
@@ -172,6 +175,7 @@ def test_estimator_used_by_the_lab_is_the_library_one():
     assert df["estimate"].iloc[0] == pytest.approx(res.summary["estimate"].iloc[0], rel=1e-12)
 
 
+@pytest.mark.slow
 def test_lab_figures_show_the_computed_numbers():
     from calibdash.display import plots
 
@@ -295,6 +299,7 @@ def _binary_truths(alpha, L, dL, L_inverse, kinks=()):
     return {"top-label": np.sqrt(top), "canonical": np.sqrt(2 * per_class), "classwise": np.sqrt(2 * per_class)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strength, alpha", [(1.0, 0.1), (0.6, 0.5)])
 def test_logit_bias_truths_in_the_binary_case_by_quadrature(strength, alpha):
     """d = 2: b = strength * (-1, 1), so the model's log-odds are t + 2 strength; the
@@ -309,6 +314,7 @@ def test_logit_bias_truths_in_the_binary_case_by_quadrature(strength, alpha):
     assert want["top-label"] > 0.02
 
 
+@pytest.mark.slow
 def test_piecewise_truths_in_the_binary_case_by_quadrature():
     knot, slope, alpha = np.log(0.2), 0.7, 0.1
 
@@ -387,6 +393,7 @@ def test_new_scenarios_defaults_give_a_moderate_and_a_small_error():
     np.testing.assert_array_equal(sim.probs.argmax(axis=1), sim.true_probs.argmax(axis=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, calibrated", [("logit-bias", {"strength": 0}), ("piecewise", {"slope": 1})])
 def test_new_scenarios_are_calibrated_at_their_neutral_parameter(kind, calibrated):
     sc = lab.scenario(kind, **calibrated)
@@ -473,6 +480,7 @@ def test_coverage_study_layout_seeding_and_summary():
     assert first["coverage"] == covered and first["bias"] == pytest.approx(part["estimate"].mean() - part["truth"].iloc[0])
 
 
+@pytest.mark.slow
 def test_estimates_study_is_estimates_vs_n_with_its_summary_and_truth():
     df, summary, truth, label = lab.estimates_study("logistic", (("slope", 0.5),), ns=(100,), n_repeats=2,
                                                     estimators=["bins"], random_state=4)

@@ -1,11 +1,13 @@
 """The clinical validation demo: breast cancer, offline, deterministic, with sites."""
 
 import numpy as np
+import pytest
 
 import calibdash as cd
 from calibdash.lab import demo
 
 
+@pytest.mark.slow
 def test_validation_demo_is_deterministic_with_sites():
     pred = demo.load_validation_demo()
     assert pred.class_names == ("benign", "malignant")
@@ -18,6 +20,7 @@ def test_validation_demo_is_deterministic_with_sites():
     assert list(frame["site"]) == list(pred.groups["site"])
 
 
+@pytest.mark.slow
 def test_validation_demo_shows_miscalibration_and_heterogeneity():
     v = cd.validate_risk_model(demo.load_validation_demo(), groups=demo.VALIDATION_DEMO_GROUPS, n_resamples=0,
                                calibration_error=False)

@@ -142,7 +142,7 @@ def test_binned_with_ties_and_confidences_at_one():
                 assert ece(P, y, strategy=strategy, n_bins=n_bins, convex=convex) == pytest.approx(expected, abs=1e-12)
 
 
-@pytest.mark.parametrize("notion", ["top-label", "classwise"])
+@pytest.mark.parametrize("notion", ["top-label", pytest.param("classwise", marks=pytest.mark.slow)])
 @pytest.mark.parametrize("bandwidth", [0.03, 0.2, "silverman"])
 def test_kde_matches_brute_force(notion, bandwidth):
     P, y = small_data(n=25, d=3, seed=4)
@@ -259,6 +259,7 @@ def distorted():
     return sim.probs, sim.labels, top_label_l1_truth(big.probs, big.true_probs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(ECE_ESTIMATORS))
 def test_estimators_are_small_on_a_calibrated_model(calibrated, name):
     # the error of the distorted model below is 0.166: a calibrated one stays an order of
@@ -268,6 +269,7 @@ def test_estimators_are_small_on_a_calibrated_model(calibrated, name):
     assert ece_by_name(name, P, y, notion="classwise") < 0.02
 
 
+@pytest.mark.slow
 def test_truth_helper_is_zero_for_a_calibrated_model():
     sim = dirichlet_simulation(n=400_000, n_classes=5, distortion=1.0, random_state=14)
     assert top_label_l1_truth(sim.probs, sim.true_probs) < 0.005
@@ -319,6 +321,7 @@ def test_bad_input_says_what_is_wrong(call, message):
 
 
 # -- the continuous reliability curve -------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["cifar10_lenet5", "cifar10_wrn16-4"])
 @pytest.mark.shared_data
 def test_curve_band_contains_estimate_and_lies_in_unit_interval(name):
@@ -364,6 +367,7 @@ def test_curve_matches_brute_force_regression_and_density():
     assert np.trapezoid(dense["density"], dense["confidence"]) == pytest.approx(1.0, abs=0.01)
 
 
+@pytest.mark.slow
 def test_curve_follows_a_known_miscalibration():
     rng = np.random.default_rng(6)
     n = 20_000
@@ -377,6 +381,7 @@ def test_curve_follows_a_known_miscalibration():
     assert curve["confidence"].iloc[0] == 0.5  # two classes: the confidence is at least 1/2
 
 
+@pytest.mark.slow
 def test_continuous_figure_has_curve_band_and_density():
     from calibdash.display import plots
 

@@ -26,6 +26,7 @@ def data(n=600, d=4, seed=0):
     return sim.probs, sim.labels
 
 
+@pytest.mark.slow
 def test_rows_equal_the_library_functions_on_the_same_split():
     P, y = data()
     others = {"top-label": ["ece-15-bins", "ece-mass-convex", "ece-kde", "variational-top-l1", "variational-top-l2",
@@ -77,6 +78,7 @@ def test_rows_equal_the_library_functions_on_the_same_split():
     assert top.loc["variational-top-l2", "squared_estimate"] == pytest.approx(l2, rel=1e-9, abs=1e-14)
 
 
+@pytest.mark.slow
 def test_defaults_always_show_the_15_bin_ece_and_are_recorded_for_reruns():
     P, y = data(seed=1)
     for notion in ("top-label", "canonical", "classwise"):
@@ -111,6 +113,7 @@ def test_bad_choices_are_refused_clearly(others, message):
         cd.evaluate(P, y, notion="top-label", others=others, **FAST)
 
 
+@pytest.mark.slow
 def test_every_registered_estimator_runs_on_each_notion_it_offers():
     P, y = data(n=400, seed=5)
     for notion in ("top-label", "canonical", "classwise"):

@@ -99,6 +99,7 @@ def log_rows(Q, y):
 
 
 # -- the variational estimate against an explicit loop -----------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("name", RECALIBRATORS)
 @pytest.mark.parametrize("loss", ["brier", "log"])
 def test_variational_error_equals_explicit_fold_loop(name, loss):
@@ -288,6 +289,7 @@ def test_plug_in_h_is_the_inner_product_of_recalibration_residuals(fam, notion):
     assert cd.risk(est, P_b, y[140:]) == pytest.approx(expected, rel=1e-10)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notion", NOTIONS)
 @pytest.mark.parametrize("fam", NEW_FAMILIES)
 def test_edge_inputs_give_finite_results(fam, notion):
@@ -333,6 +335,7 @@ def test_isotonic_all_zero_rows_become_uniform():
     assert np.allclose(make_recalibrator("isotonic", y_min=0.01).fit(P, y).predict_proba(P).sum(1), 1)
 
 
+@pytest.mark.slow
 def test_reruns_are_identical():
     P, y = small_problem(seed=9, n=200)
     for fam in NEW_FAMILIES:
@@ -361,6 +364,7 @@ def test_grids_and_specs():
         assert r == pytest.approx(cd.risk(e, P[200:], y[200:]), rel=1e-12)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("notion", ["top-label", "canonical"])
 def test_evaluate_runs_the_new_plug_ins(notion):
     sim = dirichlet_simulation(n=1000, n_classes=4, alpha=0.5, distortion=0.5, random_state=2)

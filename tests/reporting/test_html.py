@@ -66,6 +66,7 @@ def _visible_text(doc):
     return re.sub(r"<[^>]+>", " ", doc)
 
 
+@pytest.mark.slow
 def test_report_states_fingerprint_configuration_versions_and_verdict(model, html):
     pred, results = model
     text = _visible_text(html)
@@ -109,6 +110,7 @@ def test_report_loads_nothing_from_the_network(html):
     assert not re.search(r"<(img|iframe)\b", html)
 
 
+@pytest.mark.slow
 def test_the_stylesheet_is_the_toolkits_and_a_missing_number_an_empty_cell(model, html):
     from calibdash.reporting.html_kit import CSS
 
@@ -146,12 +148,14 @@ def test_predictions_of_other_data_are_refused(model):
         cd.report(results, other)
 
 
+@pytest.mark.slow
 def test_without_predictions_the_diagrams_are_left_out_with_a_note(model):
     _, results = model
     doc = cd.report(results["top-label"])
     assert _figure_count(doc) == _notion_figures(results["top-label"]) and "pass <code>predictions=</code>" in doc
 
 
+@pytest.mark.slow
 def test_result_from_json_has_no_recalibration_curve_and_says_why(model, tmp_path):
     pred, results = model
     loaded = cd.EvaluationResult.from_json(results["top-label"].to_json())
@@ -163,6 +167,7 @@ def test_result_from_json_has_no_recalibration_curve_and_says_why(model, tmp_pat
     assert "recalibrated by" in with_models and "recalibrated by" not in doc
 
 
+@pytest.mark.slow
 def test_calibration_test_is_duck_typed(model):
     pred, results = model
     calls = []
@@ -179,6 +184,7 @@ def test_calibration_test_is_duck_typed(model):
     assert "widmann2019calibration" in doc  # the SKCE test's reference
 
 
+@pytest.mark.slow
 def test_comparison_report(model):
     pred, results = model
     pred2 = _predictions(seed=7)
@@ -250,6 +256,7 @@ def test_bibtex_entries_are_well_formed():
         assert year in REFERENCES[key].citation
 
 
+@pytest.mark.slow
 def test_provenance_names_the_result_file_its_caller_offers(model):
     from calibdash.reporting.html import report
 
@@ -278,6 +285,7 @@ def comparison():
     return preds, cd.compare(preds, notion="top-label", estimator="kde", random_state=3)
 
 
+@pytest.mark.slow
 def test_comparison_report_is_self_contained_and_holds_the_comparisons_numbers(comparison):
     preds, cmp = comparison
     doc = cd.comparison_report(cmp, preds)

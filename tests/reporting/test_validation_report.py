@@ -203,6 +203,7 @@ def coarse():
     return cd.validate_risk_model(p, y, n_resamples=20, calibration_error=False)
 
 
+@pytest.mark.slow
 def test_notes_and_curve_fallback(coarse):
     page = validation_report(coarse)
     _offline(page)
