@@ -16,7 +16,8 @@ import functools
 import inspect
 import warnings
 
-__all__ = ["renamed_parameters", "renamed_attribute", "RETIRED", "RETIRED_VALUES", "translate_keys"]
+__all__ = ["renamed_parameters", "renamed_attribute", "RenamedKeys", "retired_module_attribute", "RETIRED",
+           "RETIRED_VALUES", "translate_keys"]
 
 #: The retired parameter names and the names that replaced them.
 RETIRED = {"n_boot": "n_resamples", "seed": "random_state", "binning": "strategy", "group_columns": "groups"}
@@ -101,3 +102,36 @@ def translate_keys(mapping, renames, values=None):
                 value = values.get(old, {}).get(value, value)
             out.setdefault(new, value)
     return out
+
+
+class RenamedKeys(dict):
+    """A dict whose retired keys (:data:`RETIRED`) still read, for one release, with a
+    :class:`DeprecationWarning`: ``spec["binning"]`` gives ``spec["strategy"]`` in the old
+    words (``"width"`` for ``"uniform"``), so code written against the old settings reads
+    what it read before. Anything else behaves as a plain dict (equality, JSON, copies)."""
+
+    def __missing__(self, key):
+        new = RETIRED.get(key)
+        if new is None or new not in self:
+            raise KeyError(key)
+        old_words = {v: k for k, v in RETIRED_VALUES.get(key, {}).items()}
+        value = self[new]
+        warnings.warn(f"the key {key!r} is deprecated and will be removed in the next release; read {new!r}"
+                      + (f" ({new}={value!r} is {key}={old_words[value]!r})" if value in old_words else "") + ".",
+                      DeprecationWarning, stacklevel=2)
+        return old_words.get(value, value)
+
+
+def retired_module_attribute(module, name, retired):
+    """The body of a module's ``__getattr__`` (PEP 562) for its retired names.
+
+    ``retired`` maps an old name to ``(value, replacement)``: the value it had before (given
+    with a :class:`DeprecationWarning` naming ``replacement``); other names raise the
+    ``AttributeError`` Python would.
+    """
+    if name not in retired:
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+    value, replacement = retired[name]
+    warnings.warn(f"{module}.{name} is deprecated and will be removed in the next release; use {replacement}.",
+                  DeprecationWarning, stacklevel=3)
+    return value

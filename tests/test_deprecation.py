@@ -292,6 +292,24 @@ def test_binning_words_map_to_strategy_words():
         assert cd.metrics.ece.ece(P, y, binning="mass") == cd.metrics.ece.ece(P, y, strategy="quantile")
 
 
+def test_the_retired_ece_constants_read_as_before_with_a_warning():
+    """BINNINGS and an ECE estimator's 'binning' key were public: code that read them gets
+    the old words (not the new ones under the old name, a silent change) and a warning."""
+    from calibdash.metrics import ece
+
+    with pytest.warns(DeprecationWarning, match=r"BINNINGS is deprecated.*use STRATEGIES"):
+        assert ece.BINNINGS == ("width", "mass")
+    for name, old in (("ece-15-bins", "width"), ("ece-mass-sqrt", "mass"), ("ece-mass-convex", "mass")):
+        spec = ece.ECE_ESTIMATORS[name]
+        with pytest.warns(DeprecationWarning, match=r"'binning' is deprecated.*read 'strategy'"):
+            assert spec["binning"] == old
+        assert dict(spec) == json.loads(json.dumps(spec)) and "binning" not in spec
+    with pytest.raises(KeyError):
+        ece.ECE_ESTIMATORS["ece-kde"]["binning"]  # a KDE estimator had no binning before either
+    with pytest.raises(AttributeError, match="has no attribute 'BINS'"):
+        ece.BINS  # noqa: B018 -- only the retired names are answered
+
+
 def test_a_misnamed_renaming_is_refused_when_decorating():
     with pytest.raises(TypeError, match="no parameter 'n_resamples'"):
         renamed_parameters(n_boot="n_resamples")(lambda *, n_bootstrap=1: 0)

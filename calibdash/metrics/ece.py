@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from calibdash.core import notions
-from calibdash.deprecation import RETIRED_VALUES, renamed_parameters
+from calibdash.deprecation import RETIRED_VALUES, RenamedKeys, renamed_parameters, retired_module_attribute
 from calibdash.errors import ConfigError
 from calibdash.estimators import binning
 from calibdash.limits import RESAMPLES
@@ -93,8 +93,12 @@ __all__ = [
 
 ECE_NOTIONS = ("top-label", "classwise")
 STRATEGIES = ("uniform", "quantile")
-# The retired name of STRATEGIES, kept for one release (binning= takes either words); not exported.
-BINNINGS = STRATEGIES
+
+
+def __getattr__(name):
+    # BINNINGS, the retired name of STRATEGIES, in its old words, for one release (binning= takes them).
+    return retired_module_attribute(__name__, name, {"BINNINGS": (("width", "mass"), "STRATEGIES ('uniform', 'quantile')")})
+
 
 # Largest number of grid cells of the KDE integral (memory of the bootstrap blocks).
 MAX_GRID = 2**16
@@ -102,17 +106,18 @@ MIN_GRID = 1024
 # Bootstrap work arrays hold at most about this many entries (resamples x rows x 2).
 BOOT_BLOCK = 2**22
 
+# RenamedKeys: spec['binning'] still reads (in its old words) for one release.
 ECE_ESTIMATORS = {
-    "ece-15-bins": {"kind": "bins", "strategy": "uniform", "n_bins": 15, "convex": False, "label": "15-bin ECE (L1)"},
-    "ece-width-sqrt": {"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": False,
-                       "label": "equal-width ECE, sqrt(n) bins (L1)"},
-    "ece-mass-sqrt": {"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": False,
-                      "label": "equal-mass ECE, sqrt(n) bins (L1)"},
-    "ece-convex": {"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": True,
-                   "label": "convex equal-width ECE, sqrt(n) bins (L1)"},
-    "ece-mass-convex": {"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": True,
-                        "label": "convex equal-mass ECE, sqrt(n) bins (L1)"},
-    "ece-kde": {"kind": "kde", "bandwidth": "silverman", "label": "KDE ECE, triweight, Silverman bandwidth (L1)"},
+    "ece-15-bins": RenamedKeys({"kind": "bins", "strategy": "uniform", "n_bins": 15, "convex": False, "label": "15-bin ECE (L1)"}),
+    "ece-width-sqrt": RenamedKeys({"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": False,
+                       "label": "equal-width ECE, sqrt(n) bins (L1)"}),
+    "ece-mass-sqrt": RenamedKeys({"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": False,
+                      "label": "equal-mass ECE, sqrt(n) bins (L1)"}),
+    "ece-convex": RenamedKeys({"kind": "bins", "strategy": "uniform", "n_bins": "sqrt", "convex": True,
+                   "label": "convex equal-width ECE, sqrt(n) bins (L1)"}),
+    "ece-mass-convex": RenamedKeys({"kind": "bins", "strategy": "quantile", "n_bins": "sqrt", "convex": True,
+                        "label": "convex equal-mass ECE, sqrt(n) bins (L1)"}),
+    "ece-kde": RenamedKeys({"kind": "kde", "bandwidth": "silverman", "label": "KDE ECE, triweight, Silverman bandwidth (L1)"}),
 }
 """Stable names of the Posocco-Bonnefoy estimators: their settings and a label for tables."""
 
