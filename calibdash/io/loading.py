@@ -6,7 +6,8 @@ immutable :class:`~calibdash.predictions.Predictions` (defined in :mod:`calibdas
 with :data:`KINDS`, :data:`LOAD_OPTIONS` and ``canonical_sha256``, and re-exported here, where
 callers have always found them). Anything it cannot use is refused with
 :class:`~calibdash.errors.InputError`, whose message says what is wrong, where, and how to
-fix it; no other exception escapes. File formats are read by :mod:`calibdash.io.formats`.
+fix it; no other exception escapes. File formats are read by :mod:`calibdash.io.formats`, and
+the meaning of a table's columns is decided by :mod:`calibdash.io.columns`.
 
 Messages mark the text they quote from the input (:func:`calibdash.text.user`), so that the
 app can show it literally; :class:`Predictions` holds plain strings.
@@ -22,7 +23,7 @@ import numpy as np
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
 from calibdash.deprecation import renamed_parameters
 from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning
-from calibdash.io import formats
+from calibdash.io import columns, formats
 from calibdash.predictions import KINDS, LOAD_OPTIONS, Predictions, canonical_sha256  # noqa: F401  (re-exported)
 from calibdash.text import quoted, user
 
@@ -100,7 +101,7 @@ def load_predictions(
     label_column : str or int, optional
         Column holding the labels in a table, by name or 0-based position. Default: the
         column named label, labels, y, target, class, outcome, diagnosis, truth, ... (see
-        ``calibdash.io.formats.LABEL_COLUMN_NAMES``), else the only column of text (with a
+        ``calibdash.io.columns.LABEL_COLUMN_NAMES``), else the only column of text (with a
         note); for a headerless file, the last column (unless ``labels`` is given).
     prob_columns : sequence of str or int, optional
         The table's columns of probabilities, percentages or logits, one per class in
@@ -253,30 +254,31 @@ def inspect_predictions(source, labels=None, *, label_column=None, prob_columns=
     table = None
     if isinstance(source, pd.DataFrame):
         shown = user(name) if name else "the DataFrame"
-        table = formats.parse_dataframe(source, shown, label_column=None, labels_separate=True, role="table")
+        table = formats.parse_dataframe(source, shown)
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data", max_bytes=max_bytes)
         shown = blob.name
         if formats.is_table(blob):
-            table = formats.read_table(blob, header=header, max_memory_bytes=max_memory_bytes)
+            table = formats.read_table(blob, is_header=columns.header_rule(header, labels_separate=True),
+                                       max_memory_bytes=max_memory_bytes)
     if table is None:
         return _inspect_arrays(source, labels, name, header, max_bytes, max_memory_bytes)
-    frame, names = table
-    found = formats.inspect_table(frame, names, shown, label_column=label_column, prob_columns=prob_columns,
+    frame, names = table.frame, table.names
+    found = columns.inspect_table(table, label_column=label_column, prob_columns=prob_columns,
                                   labels_separate=labels_given)
     notes = list(found.pop("notes"))
     if labels_given:
         y, y_where = _read_labels(labels, max_bytes, max_memory_bytes)
     elif found["label_column"] is not None:
         j = found["columns"].index(found["label_column"])
-        y = formats.column_values(frame.iloc[:, j])
+        y = columns.column_values(frame.iloc[:, j])
         y_where = formats.Where(shown, columns=[found["label_column"]], positions=[j])
     else:
         y = y_where = None
     probs = found["prob_columns"]
     class_names = positive = None
     if len(probs) > 1 and names is not None:
-        class_names = formats.class_names_of_columns(probs, notes)
+        class_names = columns.class_names_of_columns(probs, notes)
     elif len(probs) == 1 and y is not None:
         parsed = formats.Parsed(scores=np.empty((0, 1)), where=formats.Where(shown),
                                 score_names=probs if names is not None else None)
@@ -321,8 +323,10 @@ def _inspect_arrays(source, labels, name, header, max_bytes, max_memory_bytes):
 def _load_parsed(source, labels, *, name, header, max_bytes, max_memory_bytes):
     if formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data", max_bytes=max_bytes)
-        return formats.parse_predictions(blob, header=header, label_column=None, npz_keys=None,
-                                         labels_separate=labels is not None, max_memory_bytes=max_memory_bytes)
+        got = formats.parse_predictions(blob, is_header=columns.header_rule(header, labels_separate=labels is not None),
+                                        npz_keys=None, labels_separate=labels is not None,
+                                        max_memory_bytes=max_memory_bytes)
+        return columns.split_table(got, labels_separate=labels is not None) if isinstance(got, formats.Table) else got
     shown = user(name) if name else "the predictions array"
     return formats.Parsed(scores=_as_array(source, shown, max_memory_bytes), where=formats.Where(shown))
 
@@ -343,23 +347,26 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
-    columns = {"prob_columns": prob_columns, "groups": groups}
+    options = {"prob_columns": prob_columns, "groups": groups}
     if isinstance(source, pd.DataFrame):
         shown = user(name) if name else "the DataFrame"
-        parsed = formats.parse_dataframe(
-            source, shown, label_column=label_column, labels_separate=labels_given, **columns
+        parsed = columns.split_table(
+            formats.parse_dataframe(source, shown), label_column=label_column, labels_separate=labels_given, **options
         )
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data",
                                  max_bytes=max_bytes)
         shown = blob.name
         parsed = formats.parse_predictions(
-            blob, header=header, label_column=label_column, npz_keys=npz_keys,
-            labels_separate=labels_given, max_memory_bytes=max_memory_bytes, **columns,
+            blob, npz_keys=npz_keys, labels_separate=labels_given, max_memory_bytes=max_memory_bytes,
+            is_header=columns.header_rule(header, label_column=label_column, labels_separate=labels_given, **options),
+            table_options={"label_column": label_column, **options},
         )
+        if isinstance(parsed, formats.Table):
+            parsed = columns.split_table(parsed, label_column=label_column, labels_separate=labels_given, **options)
     else:
         shown = user(name) if name else "the predictions array"
-        for option, value in (("label_column", label_column), *columns.items()):
+        for option, value in (("label_column", label_column), *options.items()):
             if value is not None:
                 raise InputError(f"{option} applies to tables (CSV/TSV/Parquet/DataFrame), not arrays.",
                                  option=option)
@@ -384,7 +391,7 @@ def _as_array(obj, shown, max_memory_bytes):
     import pandas as pd
 
     if isinstance(obj, (pd.Series, pd.Index)):
-        obj = formats.column_values(pd.Series(obj))
+        obj = columns.column_values(pd.Series(obj))
     if obj is None:
         raise InputError(f"{shown} is None; give an array, a file path or bytes.")
     try:
@@ -430,7 +437,11 @@ def _read_labels(labels, max_bytes, max_memory_bytes):
         labels = labels.iloc[:, 0]
     if formats.is_file_source(labels):
         blob = formats.read_blob(labels, name=None, default_name="the labels data", max_bytes=max_bytes)
-        return formats.parse_labels(blob, max_memory_bytes=max_memory_bytes)
+        got = formats.parse_labels(blob, is_header=columns.header_rule(role="labels"), max_memory_bytes=max_memory_bytes)
+        if isinstance(got, formats.Table):
+            parsed = columns.labels_from_table(got)
+            return parsed.labels, parsed.labels_where
+        return got
     return _as_array(labels, "the labels array", max_memory_bytes), formats.Where("the labels array")
 
 
@@ -499,7 +510,7 @@ def _interpret(parsed, y, y_where, kind, class_names, positive, shown):
         explicit = class_names is not None or (parsed.class_names is not None and not binary)
         if binary and positive is not None and str(positive).strip() != names[1]:
             raise InputError(
-                f"positive={quoted(positive)} is not the second of class_names {formats.preview(names)} "
+                f"positive={quoted(positive)} is not the second of class_names {columns.preview(names)} "
                 "(for one probability column: the negative class, then the positive one).", option="positive",
             )
     labels, by_name = _labels(y, y_where, names, d, explicit_names=explicit)
@@ -749,7 +760,7 @@ def _binary_names(y, y_where, positive, parsed, notes):
     if len(values) > 2:
         raise InputError(
             f"one probability column describes two classes, but {y_where.name} holds {len(values)} different "
-            f"labels ({formats.preview(sorted(values))}). Give one probability column per class "
+            f"labels ({columns.preview(sorted(values))}). Give one probability column per class "
             "(prob_columns=[...]), or check the label column.", option="prob_columns",
         )
     if positive is not None:
@@ -758,18 +769,18 @@ def _binary_names(y, y_where, positive, parsed, notes):
             low = {v.lower(): v for v in values}
             if pos.lower() not in low:
                 raise InputError(
-                    f"positive={quoted(positive)} is not one of the labels {formats.preview(sorted(values))}; "
+                    f"positive={quoted(positive)} is not one of the labels {columns.preview(sorted(values))}; "
                     "choose one of them.", option="positive",
                 )
             pos = low[pos.lower()]
         guessed = False
     else:
-        named = formats.class_name_of_column(column) if column else None
+        named = columns.class_name_of_column(column) if column else None
         match = [v for v in values if named is not None and v.lower() == named.lower()]
         if not match:
             about = f"column '{column}'" if column else f"{parsed.where.name}"
             raise InputError(
-                f"the labels in {y_where.name} are {formats.preview(sorted(values))}, and {about} does not say "
+                f"the labels in {y_where.name} are {columns.preview(sorted(values))}, and {about} does not say "
                 "which of them it "
                 "is the probability of. Which class is positive? Pass positive=... (one of the labels).",
                 option="positive",
@@ -812,7 +823,7 @@ def _class_names(class_names, parsed, d, binary):
             raise InputError(
                 f"class_names do not match {parsed.class_names_origin}: class {k} is "
                 f"{user(given[k])!r} in class_names but {user(from_file[k])!r} in the file (file order: "
-                f"{formats.preview(from_file)}). Drop class_names, or make them match the "
+                f"{columns.preview(from_file)}). Drop class_names, or make them match the "
                 "columns.", option="class_names",
             )
         return given
@@ -880,7 +891,7 @@ def _labels(y, where, names, d, *, explicit_names):
             if k is None:
                 raise InputError(
                     f"{where.at(i)}: label {int(v)} is not one of the classes, which are "
-                    f"named by number: {formats.preview(names)}. Labels are matched to those "
+                    f"named by number: {columns.preview(names)}. Labels are matched to those "
                     "names; fix the label or the column names."
                 )
             out[i] = k
@@ -918,7 +929,7 @@ def _labels_from_strings(y, where, names, d, explicit_names):
     if unknown.any():
         i = int(np.argmax(unknown))
         if explicit_names:
-            hint = f"the classes are {formats.preview(names)}; fix the label or the class names"
+            hint = f"the classes are {columns.preview(names)}; fix the label or the class names"
         else:
             hint = (
                 "the file does not name its classes, so labels must be indices "
