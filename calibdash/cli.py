@@ -56,6 +56,7 @@ from calibdash.io.export import csv_text, write_file
 from calibdash.io.formats import read_regular_file
 from calibdash.io.loading import KINDS, LOAD_OPTIONS, load_predictions
 from calibdash.limits import RESULT_BYTES
+from calibdash.serve import APP_PORT, app_command, find_app
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "parse_thresholds", "plan_settings", "plan_lines",
            "load_run", "run_to_json", "compare_results", "CLIError"]
@@ -1054,35 +1055,7 @@ def _hashable(value):
 
 
 # ----------------------------------------------------------------------------- app
-APP_PORT = 8501
 STREAMLIT_MISSING = "the app needs streamlit; install the app extra: pip install 'calibdash[app]'"
-
-
-def find_app():
-    """The dashboard's entry script, ``calibdash_app/main.py`` (installed beside calibdash), or None.
-
-    Found through :mod:`importlib.resources`, so it is the copy beside this module: the
-    checkout's own in a checkout (edits show at once), the one in site-packages after
-    ``pip install``. Its page scripts are in ``calibdash_app/app_pages/``.
-    """
-    from importlib.resources import files
-
-    # calibdash_app's __init__ imports nothing (no streamlit before streamlit replaces this process).
-    # A package in a directory gives a real path; a zipped one has no file streamlit could serve.
-    try:
-        entry = files("calibdash_app") / "main.py"
-    except ModuleNotFoundError:  # a copy of calibdash without its dashboard package
-        return None
-    return entry if isinstance(entry, Path) and entry.is_file() else None
-
-
-def app_command(app, port=APP_PORT, python=None):
-    """The command line that serves ``app`` on 127.0.0.1:``port`` (what ``make run`` runs)."""
-    # the settings of the checkout's .streamlit/config.toml, given explicitly: an installed copy
-    # is started from elsewhere, where that file is not read
-    return [python or sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "viewer", "--runner.postScriptGC", "false"]
 
 
 def cmd_app(args):
