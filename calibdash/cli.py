@@ -32,16 +32,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import errno
-import json
 import os
-import stat
 import sys
 import textwrap
 import traceback
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from calibdash import limits
 from calibdash.clinical.validation import MAX_GROUPS
@@ -49,13 +46,31 @@ from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
 from calibdash.evaluation.config import EvaluationConfig, resolve
-from calibdash.evaluation.evaluations import Evaluations
 from calibdash.evaluation.gridtext import parse_grid_text
-from calibdash.evaluation.pipeline import evaluate, evaluate_notions
+from calibdash.evaluation.pipeline import evaluate_notions
+from calibdash.evaluation.rerun import (
+    check_input,
+    compare_results,
+    recorded_configs,
+    recorded_jobs,
+    recorded_paths,
+    recorded_paths_message,
+    rerun_model,
+)
 from calibdash.io.export import csv_text, write_file
-from calibdash.io.formats import read_regular_file
 from calibdash.io.loading import KINDS, LOAD_OPTIONS, load_predictions
+from calibdash.io.recorded import load_input, load_recorded
 from calibdash.limits import RESULT_BYTES
+from calibdash.reporting.outputs import (
+    load_run,
+    model_names,
+    plan_outputs,
+    run_to_json,
+    within,
+    write_comparison_outputs,
+    write_model_outputs,
+)
+from calibdash.serve import APP_PORT, app_command, find_app
 
 __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "parse_thresholds", "plan_settings", "plan_lines",
            "load_run", "run_to_json", "compare_results", "CLIError"]
@@ -262,63 +277,6 @@ def _plan(notions, estimators_text, grids):
     return plan
 
 
-#: The files of a run's folder. A model's folder never takes one of these names.
-OUTPUT_FILES = ("summary.csv", "curves.csv", "others.csv", "result.json", "report.html")
-#: Suffixes left out of a model's name (the file it was read from).
-_DATA_SUFFIXES = (".gz", ".bz2", ".zip", ".xz", ".npz", ".npy", ".csv", ".tsv", ".txt", ".parquet")
-# Folder names stay well under the 255 bytes most file systems allow.
-_MAX_NAME_BYTES = 100
-
-
-def _sanitise(name):
-    """A folder name from any text: letters, digits and ``-_.+``, no leading dot, short."""
-    name = "".join(c if c.isalnum() or c in "-_.+" else "-" for c in str(name)).strip(".-")
-    while len(name.encode("utf-8")) > _MAX_NAME_BYTES:
-        name = name[:-1].rstrip(".-")
-    return name or "model"
-
-
-def safe_names(names):
-    """Distinct folder names for models, in order: each sanitised, none of :data:`OUTPUT_FILES`.
-
-    A name keeps its sanitised form where it is free; a repeated or reserved one gets the
-    first free ``-2``, ``-3``, ... that is no other model's name (compared as a
-    case-insensitive file system would).
-
-    >>> safe_names(["x", "x", "x-2", "../up", "report.html"])
-    ['x', 'x-3', 'x-2', 'up', 'report.html-2']
-    """
-    stems = [_sanitise(n) for n in names]
-    reserved = {f.casefold() for f in OUTPUT_FILES}
-    every = {s.casefold() for s in stems}
-    out, used = [None] * len(stems), set()
-    for i, stem in enumerate(stems):
-        if stem.casefold() not in reserved | used:
-            out[i] = stem
-            used.add(stem.casefold())
-    for i, stem in enumerate(stems):
-        k = 2
-        while out[i] is None:
-            candidate = f"{stem}-{k}"
-            if candidate.casefold() not in reserved | used | every:
-                out[i] = candidate
-                used.add(candidate.casefold())
-            k += 1
-    return out
-
-
-def _model_names(paths):
-    """Model names from file names (without their data suffixes), as :func:`safe_names` makes them."""
-    stems = []
-    for p in paths:
-        stem = Path(p).name
-        for suffix in _DATA_SUFFIXES:
-            if stem.endswith(suffix) and len(stem) > len(suffix):
-                stem = stem[: -len(suffix)]
-        stems.append(stem)
-    return safe_names(stems)
-
-
 # ----------------------------------------------------------------------------- progress
 class Progress:
     """A plain-text progress bar on a stream (stderr).
@@ -363,133 +321,6 @@ class Progress:
             self._open, self._last = False, 0
 
 
-# ----------------------------------------------------------------------------- files
-def run_to_json(models, command=None):
-    """The ``result.json`` text of a run: ``{model name: {notion: EvaluationResult}}`` in
-    calibdash's one result format (:class:`~calibdash.evaluation.evaluations.Evaluations`)."""
-    return Evaluations(models, command=command).to_json(indent=1)
-
-
-def load_run(path):
-    """Read a ``result.json``: an :class:`~calibdash.evaluation.evaluations.Evaluations`,
-    ``{model name: {notion: EvaluationResult}}``.
-
-    A file with a single result (the app's "Full result (JSON)" download, or one written by
-    an older calibdash) names its model after the file. Only a regular file is read, within
-    :data:`calibdash.limits.RESULT_BYTES`; its fields are checked as
-    :mod:`calibdash.evaluation.schema` says, and any problem is a :class:`CLIError`.
-    """
-    path = Path(path)
-    try:
-        text = read_regular_file(path, max_bytes=RESULT_BYTES.value, what="a result.json file",
-                                 too_big=lambda size, exact: InputError(RESULT_BYTES.message(size, str(path))))
-    except InputError as e:
-        raise CLIError(str(e)) from None
-    try:
-        evaluations = Evaluations.from_json(text, name=path.stem)
-    except InputError as e:
-        raise CLIError(f"{path}: {e}") from None
-    return evaluations
-
-
-def _frame_with(results, key, extra):
-    frames = []
-    for notion, res in results.items():
-        df = getattr(res, key).copy()
-        if "params" in df.columns:  # dicts as JSON, so the CSV is machine-readable
-            df["params"] = [json.dumps(p, sort_keys=True, default=str) for p in df["params"]]
-        df.insert(0, "notion", notion)
-        for i, (col, value) in enumerate(extra.items()):
-            df.insert(i, col, value)
-        frames.append(df)
-    return pd.concat(frames, ignore_index=True)
-
-
-def _inside(root, path):
-    """``path`` (its folder resolved, links followed) if it lies in ``root``, else a CLIError.
-
-    The file itself is not resolved: a link at its place is replaced, never followed
-    (:func:`calibdash.io.export.write_file`).
-    """
-    where = path.parent.resolve() / path.name
-    if where.parent != root and root not in where.parents:
-        raise CLIError(f"{path} would be written outside --out {root} (a link leads out of it); "
-                       "remove the link or choose another --out.")
-    return where
-
-
-def _plan_outputs(out, names, *, single, inputs, files=OUTPUT_FILES):
-    """The folder of each model and every file a run writes, checked before any work.
-
-    Every path lies inside ``out`` once resolved; no model folder is a file; no file
-    written is one of ``inputs`` (the same file, under any name or through a hard link).
-
-    Returns
-    -------
-    folders : dict
-        ``{model name: folder}``.
-    """
-    root = _prepare_out(out).resolve()
-    folders = {name: root if single else root / folder for name, folder in zip(names, safe_names(names))}
-    names_of_files = files
-    files = [folder / f for folder in dict.fromkeys(folders.values()) for f in names_of_files]
-    files += [] if single else [root / f for f in names_of_files]
-    read = []
-    for path in inputs:
-        try:
-            read.append((Path(path), os.stat(path)))
-        except OSError:
-            continue
-    for folder in folders.values():
-        if folder != root:
-            _inside(root, folder)
-            if folder.exists() and not folder.is_dir():
-                raise CLIError(f"{folder} exists and is not a directory; move it or choose another --out.")
-    for path in files:
-        where = _inside(root, path)
-        try:
-            st = os.lstat(where)
-        except OSError:
-            continue
-        if stat.S_ISDIR(st.st_mode):
-            raise CLIError(f"{where} is a directory, where calibdash writes a file; move it or choose another --out.")
-        for source, src in read:
-            if (st.st_dev, st.st_ino) == (src.st_dev, src.st_ino):
-                raise CLIError(f"writing {where} would replace the input {source}; choose another --out.")
-    return folders
-
-
-def write_model_outputs(out, name, results, pred, command, title=None):
-    """summary.csv, curves.csv, others.csv, result.json and report.html of one model in ``out``."""
-    from calibdash.reporting.html import report
-
-    out.mkdir(parents=True, exist_ok=True)
-    root = out.resolve()
-    texts = {
-        "summary.csv": csv_text(_frame_with(results, "summary", {})),
-        "curves.csv": csv_text(_frame_with(results, "curves", {})),
-        "others.csv": csv_text(_frame_with(results, "others", {})),
-        "result.json": run_to_json({name: results}, command),
-        "report.html": report(results, pred, title=title, results_file="result.json", made_by="cli"),
-    }
-    for f in OUTPUT_FILES:
-        write_file(_inside(root, out / f), texts[f])
-    return [out / f for f in OUTPUT_FILES]
-
-
-def _prepare_out(path):
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise CLIError(f"--out {out} exists and is not a directory.")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise CLIError(f"cannot create the output directory {out}: {e.strerror or e}.") from None
-    if not os.access(out, os.W_OK):
-        raise CLIError(f"cannot write to the output directory {out}.")
-    return out
-
-
 # ----------------------------------------------------------------------------- dask
 @contextlib.contextmanager
 def _backend(address):
@@ -532,19 +363,6 @@ def _load_options(args):
                 raise CLIError(f"{LOAD_FLAGS[option]} is empty; give comma-separated names.")
         options[option] = value
     return options
-
-
-def _load(path, labels, options):
-    """Load one file with the loader options ({option: value}); the record a result keeps of it."""
-    given = {k: v for k, v in options.items() if v is not None}
-    pred = load_predictions(path, labels, **given)
-    record = {
-        "predictions": str(Path(path).resolve()),
-        "labels": str(Path(labels).resolve()) if labels else None,
-        **{k: options.get(k) for k in LOAD_OPTIONS},
-    }
-    record["kind"] = record["kind"] or "auto"
-    return pred, record
 
 
 def _evaluate_model(label, pred, record, configs, n_jobs, progress):
@@ -599,10 +417,10 @@ def cmd_evaluate(args):
     if len(labels) not in (0, 1, len(paths)):
         raise CLIError(f"{len(labels)} --labels files for {len(paths)} prediction files; give one for all, or one per file.")
     labels = labels * len(paths) if len(labels) == 1 else (labels or [None] * len(paths))
-    names = _model_names(paths)
+    names = model_names(paths)
     # Every file is read and checked, and every output path planned, before the first (long) evaluation starts.
     options = _load_options(args)
-    loaded = [_load(p, lab, options) for p, lab in zip(paths, labels)]
+    loaded = [load_input(p, lab, options) for p, lab in zip(paths, labels)]
     for (pred, _), path in zip(loaded, paths):
         for config in configs:
             try:
@@ -610,7 +428,7 @@ def cmd_evaluate(args):
             except ConfigError as e:
                 raise CLIError(f"{path}: {e}") from None
     single = len(paths) == 1
-    folders = _plan_outputs(args.out, names, single=single, inputs=[*paths, *(lab for lab in labels if lab)])
+    folders = plan_outputs(args.out, names, single=single, inputs=[*paths, *(lab for lab in labels if lab)])
     out = Path(args.out)
     n_jobs = _n_jobs(args)
     progress = Progress(enabled=not args.quiet)
@@ -631,20 +449,9 @@ def cmd_evaluate(args):
                 _say(args, f"  {line}")
         _say(args, "  wrote " + ", ".join(str(f) for f in files))
     if not single:
-        from calibdash.reporting.html import report
-
-        summary = pd.concat([_frame_with(models[n], "summary", {"model": n}) for n in names], ignore_index=True)
-        curves = pd.concat([_frame_with(models[n], "curves", {"model": n}) for n in names], ignore_index=True)
-        others_table = pd.concat([_frame_with(models[n], "others", {"model": n}) for n in names], ignore_index=True)
-        preds = {n: pred for n, (pred, _) in zip(names, loaded)}
-        texts = {"summary.csv": csv_text(summary), "curves.csv": csv_text(curves), "others.csv": csv_text(others_table),
-                 "result.json": run_to_json(models, command),
-                 "report.html": report(models, preds, title=args.title, results_file="result.json", made_by="cli")}
-        root = out.resolve()
-        for f in OUTPUT_FILES:
-            write_file(_inside(root, out / f), texts[f])
-        _say(args, f"comparison: wrote {out / 'summary.csv'}, {out / 'curves.csv'}, {out / 'others.csv'}, {out / 'result.json'}, "
-                   f"{out / 'report.html'}")
+        files = write_comparison_outputs(out, models, {n: pred for n, (pred, _) in zip(names, loaded)}, command,
+                                         title=args.title)
+        _say(args, "comparison: wrote " + ", ".join(str(f) for f in files))
     return 0
 
 
@@ -735,7 +542,7 @@ def cmd_validate(args):
     options = _validation_options(args)
     pred, positive = _load_for_validation(args)
     # every output path checked (inside --out, not a directory, not the input) before the run
-    _plan_outputs(args.out, ["validation"], single=True, inputs=[p for p in (args.predictions, args.labels) if p],
+    plan_outputs(args.out, ["validation"], single=True, inputs=[p for p in (args.predictions, args.labels) if p],
                   files=VALIDATE_FILES)
     out = Path(args.out)
     root = out.resolve()
@@ -754,7 +561,7 @@ def cmd_validate(args):
              **{name: csv_text(getattr(v, attribute)) for name, attribute in VALIDATE_TABLES.items()}}
     files = [out / name for name in VALIDATE_FILES]
     for name in VALIDATE_FILES:
-        write_file(_inside(root, out / name), texts[name])
+        write_file(within(root, out / name), texts[name])
     for cls in v.classes:
         _say(args, f"{cls}:" if len(v.classes) == 1 else f"{cls} (against the rest):")
         for item in hierarchy_verdicts(v, cls=cls):
@@ -849,117 +656,25 @@ def cmd_plan(args):
     settings = plan_settings(args)
     table = plan_sample_size(**settings)  # instant: a refused setting leaves no --out behind
     if args.out is not None:
-        _plan_outputs(args.out, ["plan"], single=True, inputs=[], files=PLAN_FILES)
+        plan_outputs(args.out, ["plan"], single=True, inputs=[], files=PLAN_FILES)
     for line in plan_lines(table, settings):
         print(line)
     if args.out is not None:
         out = Path(args.out)
-        write_file(_inside(out.resolve(), out / "plan.csv"), csv_text(table))
+        write_file(within(out.resolve(), out / "plan.csv"), csv_text(table))
         print(f"wrote {out / 'plan.csv'}")
     return 0
 
 
-def _same(a, b):
-    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
-        return True
-    return a == b
-
-
-def compare_results(old, new):
-    """Differences between two results of the same call, as readable lines ([] if identical).
-
-    Every number is compared exactly (the pipeline is deterministic for a given
-    configuration); run times are ignored.
-    """
-    diffs = []
-    for key, index in (("summary", ["estimator"]), ("curves", ["estimator", "fixed", "value", "fold"]),
-                       ("folds", ["estimator", "fold"]), ("others", ["estimator"])):
-        a, b = getattr(old, key, None), getattr(new, key, None)
-        if a is None and b is None:
-            continue
-        if a is None or b is None:
-            diffs.append(f"{key}: present in only one of the results")
-            continue
-        cols = [c for c in a.columns if c != "seconds"]
-        if list(a.columns) != list(b.columns) or len(a) != len(b):
-            diffs.append(f"{key}: different shape ({len(a)} x {a.shape[1]} vs {len(b)} x {b.shape[1]})")
-            continue
-        for i in range(len(a)):
-            for col in cols:
-                va, vb = a[col].iloc[i], b[col].iloc[i]
-                if not _same(va, vb):
-                    where = ", ".join(f"{k}={a[k].iloc[i]}" for k in index if k in a.columns)
-                    diffs.append(f"{key} [{where}] {col}: recorded {va!r}, now {vb!r}")
-    if old.config.get("data_sha256") != new.config.get("data_sha256"):
-        diffs.append("the data's sha256 differs")
-    return diffs
-
-
 def _rerun_model(name, configs, pred, record, args, progress):
-    """Every notion of one model from its recorded configurations: in one pool of workers when
-    they share the split (as ``evaluate`` ran them), else one after the other. ``record`` is
-    the input read, kept in the new results."""
+    """Every notion of one model from its recorded configurations (:func:`rerun_model`), with
+    one progress bar (per notion when they do not share the split). ``record`` is the input
+    read, kept in the new results."""
     try:
-        if len({c.split for c in configs}) == 1:
-            out = evaluate_notions(pred, configs=configs, provenance=record, n_jobs=_n_jobs(args),
-                                   progress=progress.callback(name))
-        else:
-            out = {c.notion: evaluate(pred, config=c, provenance=record, n_jobs=_n_jobs(args),
-                                      progress=progress.callback(f"{name} {c.notion}"))
-                   for c in configs}
+        return rerun_model(pred, configs, provenance=record, n_jobs=_n_jobs(args),
+                           progress=lambda notion: progress.callback(name if notion is None else f"{name} {notion}"))
     finally:
         progress.finish()
-    return out
-
-
-#: At most this many recorded paths are listed when rerun asks to confirm them.
-_SHOWN_PATHS = 4
-
-
-def _recorded_paths_message(result, paths):
-    # The paths come from a file that is not verified: shown as Python literals, so that no
-    # control character reaches the terminal.
-    shown = ", ".join(repr(p) for p in paths[:_SHOWN_PATHS])
-    more = f" and {len(paths) - _SHOWN_PATHS} more" if len(paths) > _SHOWN_PATHS else ""
-    return (f"{result} names the data to read: {shown}{more}. A result file can name any file, so rerun reads "
-            "the files it names only when you confirm them: add --use-recorded-paths, or give the data with "
-            "--predictions FILE (and --labels FILE).")
-
-
-def _load_recorded(path, labels, options):
-    """Load a file named by a result file. Before its sha256 is checked nothing read from it is
-    shown: the loader's reasons for a refusal may quote its text (a header, a cell)."""
-    for role, where in (("input", path), ("labels file", labels)):
-        if where is None:
-            continue
-        try:
-            st = os.stat(where)
-        except OSError as e:
-            raise CLIError(f"the recorded {role} {where!r} cannot be opened ({e.strerror or e}); pass its new place "
-                           "with --predictions FILE (and --labels FILE).") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise CLIError(f"the recorded {role} {where!r} is not a regular file; give the data with --predictions FILE.")
-    try:
-        return _load(path, labels, options)
-    except InputError as e:
-        if e.internal:
-            raise
-        raise CLIError(f"the recorded input {path!r} cannot be read as the evaluated data with the recorded loading "
-                       "options (the reason is not shown: it would quote a file that is not verified); give the "
-                       "data with --predictions FILE to see why.") from None
-
-
-def _check_calls(result, models):
-    """Every recorded configuration checked (names, values, limits) before any file is read:
-    ``{(model, notion): EvaluationConfig}``."""
-    configs = {}
-    for name, results in models.items():
-        for notion, old in results.items():
-            try:
-                configs[name, notion] = EvaluationConfig.resolve(**old.config["call"])
-            except ConfigError as e:
-                raise CLIError(f"{result}: the recorded configuration ({notion}) cannot be run: {e}") from None
-    return configs
 
 
 def cmd_rerun(args):
@@ -971,68 +686,42 @@ def cmd_rerun(args):
     models = load_run(args.result)
     if args.predictions and len(models) > 1:
         raise CLIError(f"{args.result} holds {len(models)} models; --predictions can only replace the input of one.")
-    configs = _check_calls(args.result, models)
-    jobs = []
-    for i, (name, results) in enumerate(models.items()):
-        for notion, old in results.items():
-            recorded = old.config.get("input") or {}
-            # as recorded (a result written before an option existed records none: its default)
-            options = tuple((k, _hashable(recorded.get(k))) for k in LOAD_OPTIONS)
-            if args.predictions:
-                path, labels = args.predictions, args.labels
-                if args.kind:
-                    options = tuple((k, args.kind if k == "kind" else v) for k, v in options)
-            else:
-                path, labels = recorded.get("predictions"), recorded.get("labels")
-                if not path:
-                    raise CLIError(f"{args.result} does not record its input file (model {i + 1}, {notion}); "
-                                   "pass it with --predictions FILE (and --labels FILE if separate).")
-            jobs.append((name, notion, old, path, labels, options))
+    configs = recorded_configs(args.result, models)
+    jobs = recorded_jobs(args.result, models, predictions=args.predictions, labels=args.labels, kind=args.kind)
     if not args.predictions and not args.use_recorded_paths:
-        named = list(dict.fromkeys(p for job in jobs for p in job[3:5] if p))
-        raise CLIError(_recorded_paths_message(args.result, named))
+        raise CLIError(recorded_paths_message(args.result, recorded_paths(jobs)))
     loaded = {}
-    for name, notion, old, path, labels, options in jobs:
-        key = (path, labels, options)
-        if key not in loaded:
-            given = {k: (list(v) if isinstance(v, tuple) else v) for k, v in options}
-            loaded[key] = _load(path, labels, given) if args.predictions else _load_recorded(path, labels, given)
-        pred, _ = loaded[key]
-        want = old.config.get("data_sha256")
-        if pred.sha256 != want:
-            raise CLIError(f"{path} does not hold the evaluated data: its sha256 is {pred.sha256[:16]}..., the "
-                           f"result's is {str(want)[:16]}...; the file has changed, or it is another file.")
-        try:
-            configs[name, notion].check_rows(pred.n)
-        except ConfigError as e:
-            raise CLIError(f"{args.result}: the recorded configuration ({notion}) cannot be run: {e}") from None
+    for job in jobs:
+        if job.key not in loaded:
+            load = load_input if args.predictions else load_recorded
+            loaded[job.key] = load(job.path, job.labels, job.load_options())
+        check_input(loaded[job.key][0], job, configs[job.model, job.notion], result=args.result)
     folders = {}
     if args.out:
-        inputs = [args.result, *(p for job in jobs for p in job[3:5] if p)]
-        folders = _plan_outputs(args.out, list(models), single=len(models) == 1, inputs=inputs)
+        folders = plan_outputs(args.out, list(models), single=len(models) == 1, inputs=[args.result, *recorded_paths(jobs)])
     progress = Progress(enabled=not args.quiet)
     new_models, preds, all_diffs = {}, {}, []
     try:
         with _backend(args.dask_scheduler):
             reruns = {}
-            for name, notion, old, path, labels, options in jobs:
-                pred, record = loaded[(path, labels, options)]
-                if name not in reruns:
-                    reruns[name] = _rerun_model(name, [configs[name, j[1]] for j in jobs if j[0] == name], pred, record,
-                                                args, progress)
-                new = reruns[name][notion]
-                new_models.setdefault(name, {})[notion] = new
-                preds[name] = pred
-                diffs = compare_results(old, new)
+            for job in jobs:
+                pred, record = loaded[job.key]
+                if job.model not in reruns:
+                    reruns[job.model] = _rerun_model(job.model, [configs[job.model, j.notion] for j in jobs if j.model == job.model],
+                                                     pred, record, args, progress)
+                new = reruns[job.model][job.notion]
+                new_models.setdefault(job.model, {})[job.notion] = new
+                preds[job.model] = pred
+                diffs = compare_results(job.old, new)
                 all_diffs += diffs
                 if diffs:
-                    _say(args, f"{name} {notion}: {len(diffs)} difference(s):")
+                    _say(args, f"{job.model} {job.notion}: {len(diffs)} difference(s):")
                     for line in diffs[:20]:
                         _say(args, f"  {line}")
                     if len(diffs) > 20:
                         _say(args, f"  ... and {len(diffs) - 20} more")
                 else:
-                    _say(args, f"{name} {notion}: identical ({len(new.summary)} estimators, {len(new.curves)} "
+                    _say(args, f"{job.model} {job.notion}: identical ({len(new.summary)} estimators, {len(new.curves)} "
                                "validation risks, every number equal)")
     finally:
         progress.finish()
@@ -1049,40 +738,8 @@ def cmd_rerun(args):
     return 0
 
 
-def _hashable(value):
-    return tuple(value) if isinstance(value, list) else value
-
-
 # ----------------------------------------------------------------------------- app
-APP_PORT = 8501
 STREAMLIT_MISSING = "the app needs streamlit; install the app extra: pip install 'calibdash[app]'"
-
-
-def find_app():
-    """The dashboard's entry script, ``calibdash_app/main.py`` (installed beside calibdash), or None.
-
-    Found through :mod:`importlib.resources`, so it is the copy beside this module: the
-    checkout's own in a checkout (edits show at once), the one in site-packages after
-    ``pip install``. Its page scripts are in ``calibdash_app/app_pages/``.
-    """
-    from importlib.resources import files
-
-    # calibdash_app's __init__ imports nothing (no streamlit before streamlit replaces this process).
-    # A package in a directory gives a real path; a zipped one has no file streamlit could serve.
-    try:
-        entry = files("calibdash_app") / "main.py"
-    except ModuleNotFoundError:  # a copy of calibdash without its dashboard package
-        return None
-    return entry if isinstance(entry, Path) and entry.is_file() else None
-
-
-def app_command(app, port=APP_PORT, python=None):
-    """The command line that serves ``app`` on 127.0.0.1:``port`` (what ``make run`` runs)."""
-    # the settings of the checkout's .streamlit/config.toml, given explicitly: an installed copy
-    # is started from elsewhere, where that file is not read
-    return [python or sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-            "--client.toolbarMode", "viewer", "--runner.postScriptGC", "false"]
 
 
 def cmd_app(args):

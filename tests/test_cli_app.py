@@ -18,25 +18,10 @@ from .e2e.browser import free_port, served
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_streamlit_command_line():
-    assert cli.app_command(Path("/somewhere/app.py"), 8600, python="/venv/bin/python") == [
-        "/venv/bin/python", "-m", "streamlit", "run", "/somewhere/app.py", "--server.headless", "true",
-        "--server.address", "127.0.0.1", "--server.port", "8600", "--browser.gatherUsageStats", "false",
-        "--client.toolbarMode", "viewer", "--runner.postScriptGC", "false",
-    ]
-    assert cli.app_command("app.py")[0] == sys.executable
-    assert cli.app_command("app.py")[cli.app_command("app.py").index("--server.port") + 1] == "8501"
-
-
 def test_the_subcommand_and_its_port_option():
     args = cli.build_parser().parse_args(["app"])
     assert args.func is cli.cmd_app and args.port == 8501
     assert cli.build_parser().parse_args(["app", "--port", "8600"]).port == 8600
-
-
-def test_a_checkout_serves_its_own_app():
-    # the entry script of the calibdash_app imported (importlib.resources): here the checkout's
-    assert cli.find_app() == ROOT / "calibdash_app" / "main.py"
 
 
 def test_the_app_is_in_the_package_not_in_data_files():

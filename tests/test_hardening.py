@@ -496,16 +496,6 @@ def test_a_result_file_is_parsed_within_its_limits(monkeypatch):
         Evaluations.from_json('{"format": "calibdash.Evaluations", "version": NaN}')
 
 
-def test_model_folders_get_safe_distinct_names():
-    from calibdash.cli import OUTPUT_FILES, safe_names
-
-    names = safe_names(["x", "X", "x-2", "../../etc", "/abs/path", ".hidden", "", "Summary.CSV", "é" * 80, *OUTPUT_FILES])
-    assert len({n.casefold() for n in names}) == len(names)
-    assert not {n.casefold() for n in names} & {f.casefold() for f in OUTPUT_FILES}
-    for name in names:
-        assert "/" not in name and not name.startswith(".") and len(name.encode()) <= 100 and name
-
-
 def test_the_documentation_lists_every_limit_with_its_default():
     from calibdash.limits import LIMITS
 

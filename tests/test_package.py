@@ -274,8 +274,8 @@ def test_the_tests_mirror_the_package():
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert "app" in folders and folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
-    # at the top: the top-level modules' tests (cli) and the package-wide ones
-    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_package.py",
+    # at the top: the top-level modules' tests (cli, serve) and the package-wide ones
+    assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_serve.py", "test_package.py",
                      "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py",
                      "test_deprecation.py"}, loose
 
@@ -330,7 +330,7 @@ def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
            "CALIBDASH_CACHE_DIR": str(tmp_path / "cache")}
     code = ("import sys, calibdash; print(calibdash.__file__); "
             "print(sorted(m for m in ('plotly', 'streamlit') if m in sys.modules)); "
-            "from calibdash.cli import find_app, main; print(find_app()); main(['--help'])")
+            "from calibdash.cli import main; from calibdash.serve import find_app; print(find_app()); main(['--help'])")
     out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, env=env)
     lines = out.stdout.splitlines()
     assert lines[0].startswith(str(target)) and lines[1] == "[]", out.stdout + out.stderr
@@ -338,7 +338,7 @@ def test_the_installed_wheel_serves_its_own_app(wheel, tmp_path):
     assert "evaluate" in out.stdout and "rerun" in out.stdout and " app " in out.stdout.replace("\n", " ")
 
     # the installed entry script finds its installed pages (st.Page's paths): AppTest runs it and opens a page
-    code = ("from streamlit.testing.v1 import AppTest; from calibdash.cli import find_app; "
+    code = ("from streamlit.testing.v1 import AppTest; from calibdash.serve import find_app; "
             "at = AppTest.from_file(str(find_app()), default_timeout=120).run(); assert not at.exception, at.exception; "
             "at.switch_page('app_pages/data.py').run(); assert not at.exception, at.exception; print(at.title[0].value)")
     out = subprocess.run([sys.executable, "-c", code], cwd=work, capture_output=True, text=True, env=env, timeout=600)

@@ -99,7 +99,7 @@ def test_every_page_renders_with_help_on_every_control(at):
 
 def test_the_packaged_entry_script_runs_the_same_app():
     # what `calibdash app` serves (calibdash_app/main.py), its pages relative to it: the same navigation
-    from calibdash.cli import find_app
+    from calibdash.serve import find_app
 
     app = AppTest.from_file(str(find_app()), default_timeout=180).run()
     no_exception(app)
