@@ -73,7 +73,6 @@ CLASS_NAME_KEYS = ("class_names", "classes", "label_names")
 PICKLE_REASON = "loading a pickle can run arbitrary code"
 
 _PICKLE_SUFFIXES = {".pkl", ".pickle", ".joblib", ".pt", ".pth", ".ckpt", ".sav"}
-_TEXT_SUFFIXES = {".csv", ".tsv", ".txt", ".dat", ".tab", ""}
 _UNSUPPORTED = {
     ".xlsx": "an Excel workbook", ".xls": "an Excel workbook", ".json": "JSON",
     ".h5": "HDF5", ".hdf5": "HDF5", ".feather": "Feather", ".arrow": "Arrow IPC",
