@@ -21,6 +21,7 @@ from calibdash.core.notions import problems
 from calibdash.core.simplex import log_clipped
 from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError
+from calibdash.estimators import kde_grid
 from calibdash.estimators.base import CalibrationEstimator
 
 # Entries of one (query block x training set) matrix. The Beta kernel's passes are
@@ -68,6 +69,7 @@ class KernelCentres:
     n_targets: int = 1
     order: np.ndarray | None = None  # S = the given rows[order]; None when unsorted
     _log_b: dict = field(default_factory=dict, repr=False, compare=False)
+    _cells: dict = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
     def from_labels(cls, S, labels, n_classes):
@@ -98,6 +100,19 @@ class KernelCentres:
         if values.shape != (self.S.shape[0],):
             raise ValueError(f"Expected {self.S.shape[0]} normalisers, got an array of shape {values.shape}.")
         self._log_b[b] = values if self.order is None else values[self.order]
+
+    @property
+    def one_dimensional(self):
+        return self.T is not None and self.S.shape[1] == 2
+
+    def cell_statistics(self, bandwidths):
+        """The grid route's statistics of these centres (:mod:`calibdash.estimators.kde_grid`),
+        on the cells of the smallest of ``bandwidths``, kept once computed."""
+        base = kde_grid.cell_width(min(bandwidths))
+        if base not in self._cells:
+            self._cells[base] = kde_grid.CellStatistics(kde_grid.log_odds(self.S), np.asarray(self.T, dtype=np.float64),
+                                                        base)
+        return self._cells[base]
 
     def weighted_targets(self, W):
         """(sum_j w_j t_j, sum_j w_j) for every row of the weights ``W`` (rows x centres)."""
@@ -155,9 +170,18 @@ def kernel_regression(S_query, centres, bandwidths):
     Returns
     -------
     list of ndarray (m, t), one per bandwidth.
+
+    Notes
+    -----
+    For the Beta kernel (the one-dimensional notions) with at least
+    ``kde_grid.GRID_MIN_PAIRS`` query x training pairs, the regression is computed from per-cell
+    statistics in linear time instead (:mod:`calibdash.estimators.kde_grid`), within
+    ``kde_grid.ERROR_BOUND`` of this exact one.
     """
     S_train = centres.S
     m, n = S_query.shape[0], S_train.shape[0]
+    if centres.one_dimensional and kde_grid.use_grid(m, n):
+        return kde_grid.grid_kernel_regression(S_query, centres.cell_statistics(bandwidths), bandwidths)
     logB = [centres.log_beta(b) for b in bandwidths]
     out = [np.empty((m, centres.n_targets)) for _ in bandwidths]
     block, sub = _block_rows(S_train.shape[1], n)
@@ -202,6 +226,11 @@ def kernel_regression_by_parts(S_query, parts, bandwidth, models):
     """
     m = S_query.shape[0]
     sizes = [c.S.shape[0] for c in parts]
+    if parts[0].one_dimensional and kde_grid.use_grid(m, sum(sizes) - min(sizes)):
+        # the cell statistics of a union of parts are the sums of the parts'
+        stats = [c.cell_statistics([bandwidth]) for c in parts]
+        return [kde_grid.grid_kernel_regression(S_query, kde_grid.CellStatistics.merged([stats[f] for f in members]),
+                                                [bandwidth])[0] for members in models]
     edges = np.concatenate([[0], np.cumsum(sizes)])
     S_all = np.concatenate([c.S for c in parts])
     logB = [c.log_beta(bandwidth) for c in parts]
@@ -247,6 +276,12 @@ class KDEEstimator(CalibrationEstimator):
         use the Beta kernel on one probability.
     bandwidth : float, default=0.1
         Kernel bandwidth b > 0; smaller is sharper.
+
+    Notes
+    -----
+    The Beta kernel's regressions of large inputs (at least ``kde_grid.GRID_MIN_PAIRS`` query x
+    training pairs) are computed in linear time from per-cell statistics, within
+    ``kde_grid.ERROR_BOUND`` of the exact ones (:mod:`calibdash.estimators.kde_grid`).
     """
 
     family = "kde"

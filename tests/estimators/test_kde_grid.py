@@ -1,0 +1,146 @@
+"""The grid route of the one-dimensional kernel regression (calibdash/estimators/kde_grid.py)
+against the exact route: its statistics exactly, its regression and risks within the stated
+bound, on confidences spread over the middle, piled up within 1e-16 of 1 (and at 1), and with
+exact zeros (classwise)."""
+
+import numpy as np
+import pytest
+
+from calibdash.core.risk import risk
+from calibdash.estimators import kde_grid
+from calibdash.estimators.kde import KDEEstimator, KernelCentres, kernel_regression
+from calibdash.estimators.registry import default_grid
+
+BANDWIDTHS = default_grid("kde", "top-label")["bandwidth"]
+
+
+def confidences(kind, n, rng):
+    if kind == "spread":
+        c = rng.beta(5, 2, n)
+        r = 1 - c
+    elif kind == "confident":  # as a confident network's: many within 1e-16 of 1, some at 1
+        r = np.minimum(np.exp(-rng.exponential(8, n)), 0.5)
+        r[rng.random(n) < 0.1] = 1e-17
+        r[rng.random(n) < 0.1] = 0.0
+        c = 1 - r
+    else:  # classwise: many exact zeros
+        c = rng.beta(0.3, 3, n)
+        c[rng.random(n) < 0.2] = 0.0
+        r = 1 - c
+    return np.column_stack([c, r])
+
+
+def targets(S, rng):
+    return (rng.random(S.shape[0]) < S[:, 0] ** 1.2).astype(float)[:, None]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind", ["spread", "confident", "zeros"])
+def test_grid_regression_within_bound_of_exact(kind):
+    rng = np.random.default_rng(3)
+    S = confidences(kind, 20_000, rng)
+    T = targets(S, rng)
+    S_query = confidences(kind, 1_000, rng)
+    exact = kernel_regression(S_query, KernelCentres.from_targets(S, T), BANDWIDTHS)
+    grid = kde_grid.grid_kernel_regression(S_query, kde_grid.statistics_for(S, T, BANDWIDTHS), BANDWIDTHS)
+    worst = max(np.max(np.abs(a - b)) for a, b in zip(exact, grid))
+    assert worst <= kde_grid.ERROR_BOUND
+    # and the bound is not vacuous: the grid is not the exact computation
+    assert worst > 0
+
+
+def test_statistics_add_up_over_parts():
+    rng = np.random.default_rng(0)
+    S = confidences("confident", 3_000, rng)
+    T = targets(S, rng)
+    base = kde_grid.cell_width(1e-4)
+    whole = kde_grid.CellStatistics(kde_grid.log_odds(S), T, base)
+    parts = [kde_grid.CellStatistics(kde_grid.log_odds(S[i::3]), T[i::3], base) for i in range(3)]
+    merged = kde_grid.CellStatistics.merged(parts)
+    np.testing.assert_array_equal(merged.omega_ids, whole.omega_ids)
+    np.testing.assert_array_equal(merged.zeta_ids, whole.zeta_ids)
+    for name in ("count", "zeta_sum", "target_sum", "target_zeta_sum"):
+        np.testing.assert_allclose(getattr(merged, name), getattr(whole, name), rtol=1e-12, atol=1e-9)
+    for level in (0, 3):
+        for a, b in zip(merged.level(level), whole.level(level)):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-9)
+
+
+def test_coarser_levels_are_unions_of_cells():
+    rng = np.random.default_rng(1)
+    S = confidences("spread", 2_000, rng)
+    T = targets(S, rng)
+    stats = kde_grid.statistics_for(S, T, [1e-4])
+    for level in range(6):
+        centre, count, target_sum, target_centre = stats.level(level)
+        assert count.sum() == 2_000
+        assert target_sum.sum() == T.sum()
+        assert np.all(np.diff(centre) > 0)
+        # the brute force: a cell's mean log-odds from its rows
+        zeta = kde_grid.log_odds(S)
+        omega_id = np.floor(kde_grid.kernel_scale(zeta) / stats.base).astype(np.int64) >> level
+        zeta_id = np.floor(zeta / kde_grid.ZETA_CELL).astype(np.int64)
+        keys = np.unique(np.column_stack([omega_id, zeta_id]), axis=0)
+        assert keys.shape[0] == count.size
+        first = (omega_id == keys[0, 0]) & (zeta_id == keys[0, 1])
+        np.testing.assert_allclose(centre[0], zeta[first].mean(), rtol=1e-12)
+
+
+def test_a_bandwidth_does_not_depend_on_the_others():
+    rng = np.random.default_rng(2)
+    S = confidences("spread", 4_000, rng)
+    T = targets(S, rng)
+    S_query = confidences("spread", 500, rng)
+    b = BANDWIDTHS[10]
+    alone = kde_grid.grid_kernel_regression(S_query, kde_grid.statistics_for(S, T, [b]), [b])[0]
+    among = kde_grid.grid_kernel_regression(S_query, kde_grid.statistics_for(S, T, BANDWIDTHS), BANDWIDTHS)
+    np.testing.assert_allclose(among[10], alone, rtol=1e-12, atol=1e-14)
+
+
+def test_kernel_regression_takes_the_grid_route_only_above_the_threshold(monkeypatch):
+    rng = np.random.default_rng(4)
+    S = confidences("spread", 3_000, rng)
+    T = targets(S, rng)
+    S_query = confidences("spread", 400, rng)
+    centres = KernelCentres.from_targets(S, T)
+    below = kernel_regression(S_query, centres, [0.01, 0.1])
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    above = kernel_regression(S_query, centres, [0.01, 0.1])
+    expected = kde_grid.grid_kernel_regression(S_query, kde_grid.statistics_for(S, T, [0.01]), [0.01, 0.1])
+    for a, b, e in zip(above, below, expected):
+        np.testing.assert_array_equal(a, e)
+        assert np.max(np.abs(a - b)) <= kde_grid.ERROR_BOUND
+        assert not np.array_equal(a, b)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notion", ["top-label", "classwise"])
+def test_estimator_risks_and_fold_diagonals_match_the_exact_route(notion, monkeypatch):
+    """The risk path, the estimate and the cross-validation's fold diagonals through the grid
+    route stay within a relative 1e-3 of the exact route (the risk's sampling error is tens of
+    percent at this size), and choose the same bandwidth."""
+    rng = np.random.default_rng(5)
+    n, d = 12_000, 3
+    logits = rng.normal(size=(n, d)) * 2.5
+    P = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+    y = np.array([rng.choice(d, p=p ** 1.3 / (p ** 1.3).sum()) for p in P])
+    train, test = slice(0, 9_000), slice(9_000, None)
+    grid = [1e-4, 1e-3, 1e-2, 0.1, 1.0]
+
+    def run():
+        path = KDEEstimator(notion=notion).fit_path(P[train], y[train], grid)
+        risks = np.array(path.risks(P[test], y[test]))
+        est = KDEEstimator(notion=notion, bandwidth=0.01).fit(P[train], y[train])
+        diags = KDEEstimator.fold_diagonals(P[test], P[train], y[train], [np.arange(i, 9_000, 3) for i in range(3)],
+                                            notion, 0.01)
+        return risks, est.squared_error(P[test]), risk(est, P[test], y[test]), diags
+
+    exact = run()
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    approx = run()
+    np.testing.assert_allclose(approx[0], exact[0], rtol=1e-3)
+    assert np.argmin(approx[0]) == np.argmin(exact[0])
+    np.testing.assert_allclose(approx[1], exact[1], rtol=1e-3)
+    np.testing.assert_allclose(approx[2], exact[2], rtol=1e-3)
+    np.testing.assert_allclose(approx[3], exact[3], rtol=1e-3, atol=1e-6)
+    assert not np.array_equal(approx[0], exact[0])
