@@ -25,7 +25,7 @@ result against the exact route (:data:`ERROR_BOUND`).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, gammaln
 
 from calibdash.core.simplex import log_clipped
 
@@ -154,9 +154,9 @@ def _level_of(bandwidth, base):
 
 
 def _log_beta_1d(c, r, b):
-    from calibdash.estimators.kde import log_beta_function
-
-    return log_beta_function(np.column_stack([c, r]) / b + 1.0)
+    """log B(c / b + 1, r / b + 1), the Beta kernel's normaliser."""
+    a, d = c / b + 1.0, r / b + 1.0
+    return gammaln(a) + gammaln(d) - gammaln(a + d)
 
 
 def _simplex(zeta):
