@@ -796,7 +796,8 @@ def build_parser():
         epilog=EXAMPLE + "\n" + EXIT_STATUSES + "\n" + LIMITS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     ev.add_argument("predictions", nargs="+", metavar="PREDICTIONS",
-                    help="predicted probabilities or logits: .npy, .npz, .csv, .tsv, .txt or .parquet, with the labels "
+                    help="predicted probabilities or logits: .npy, .npz, .csv, .tsv, .txt or .parquet, or a folder of "
+                         "Parquet files with the same columns (a dataset, read in sorted file order), with the labels "
                          "in the same file (a 'label' column or a labels array) unless --labels is given")
     ev.add_argument("--labels", action="append", metavar="FILE",
                     help="true labels in a separate file (.npy, .npz, one-column text or Parquet); give it once for "

@@ -989,6 +989,85 @@ def _read_parquet(blob, *, max_memory_bytes):
     return Table(frame, [str(c) for c in frame.columns], blob.name)
 
 
+#: Suffixes of the files a Parquet dataset folder is made of.
+DATASET_SUFFIXES = (".parquet", ".pq")
+
+
+def is_dataset_path(obj):
+    """Whether ``obj`` is the path of a folder, read as a Parquet dataset (:func:`read_parquet_dataset`)."""
+    if not isinstance(obj, (str, os.PathLike)) or (isinstance(obj, str) and ("\n" in obj or len(obj) > 4096)):
+        return False
+    try:
+        return stat.S_ISDIR(Path(os.fsdecode(obj)).stat().st_mode)
+    except OSError:
+        return False
+
+
+def dataset_files(path):
+    """The Parquet files of the dataset folder ``path``: every ``*.parquet``/``*.pq`` file in it or
+    in its subfolders (hive-style partitions), in sorted order, so the rows' order is the same
+    on every read."""
+    path = Path(os.fsdecode(path))
+    files = sorted(p for p in path.rglob("*") if p.suffix.lower() in DATASET_SUFFIXES and not p.name.startswith((".", "_")))
+    if not files:
+        raise InputError(f"{user(path)} is a folder without Parquet files (*.parquet); give the path of a "
+                         "predictions file, or of a folder of Parquet files with the same columns (a dataset).")
+    return files
+
+
+def read_parquet_dataset(path, *, max_bytes, max_memory_bytes):
+    """A folder of Parquet files with the same columns (a dataset, as Spark, Dask or
+    ``pyarrow.dataset.write_dataset`` write one) as one :class:`Table`, the files' rows one
+    after another in sorted file order.
+
+    The budgets hold for the whole dataset: ``max_bytes`` for the files' summed size, checked
+    before anything is read, and ``max_memory_bytes`` for the rows x columns the files declare.
+    Each file is read as a regular file (:func:`read_regular_file`).
+    """
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise InputError("reading a Parquet dataset needs pyarrow (pip install pyarrow).") from None
+    root = Path(os.fsdecode(path))
+    files = dataset_files(root)
+    shown = f"{user(root.name or str(root))}/ ({len(files)} Parquet file{'s' if len(files) > 1 else ''})"
+    total = sum(f.stat().st_size for f in files)
+    if total > max_bytes:
+        raise _too_big(shown, total, max_bytes)
+    frames, schema, rows = [], None, 0
+    for f in files:
+        where = f"{user(root.name)}/{user(str(f.relative_to(root)))}"
+        data = read_regular_file(f, max_bytes=max_bytes, too_big=lambda size, exact: _too_big(where, size, max_bytes, exact),
+                                 what="a Parquet file")
+        try:
+            pf = pq.ParquetFile(io.BytesIO(data))
+            names = pf.schema_arrow.names
+        except Exception as e:  # pyarrow reports damage with several exception types
+            raise InputError(f"{where} is not a readable Parquet file ({type(e).__name__}); it is truncated or "
+                             "corrupted. Export it again, or move it out of the folder.") from None
+        if schema is None:
+            schema = names
+        elif names != schema:
+            raise InputError(f"{where} has the columns {', '.join(map(user, names[:8]))}, but the dataset's first file "
+                             f"has {', '.join(map(user, schema[:8]))}; every file of a dataset needs the same columns.")
+        rows += pf.metadata.num_rows
+        if rows * max(len(names), 1) * 8 > max_memory_bytes:
+            raise InputError(f"{shown} declares at least {rows:,} rows x {len(names)} columns, about "
+                             f"{_fmt_bytes(rows * len(names) * 8)} as float64, over the memory budget of "
+                             f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows or raise max_memory_bytes=...")
+        try:
+            frames.append(pf.read().to_pandas())
+        except Exception as e:
+            raise InputError(f"{where} cannot be read ({type(e).__name__}); the file is corrupted or uses an "
+                             "unsupported encoding. Export it again.") from None
+    import pandas as pd
+
+    frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if frame.shape[0] == 0:
+        raise InputError(f"{shown} has no rows; it holds no predictions.")
+    return Table(frame, [str(c) for c in frame.columns], shown)
+
+
 # --------------------------------------------------------------------------- entry points
 
 

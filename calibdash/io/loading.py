@@ -78,7 +78,9 @@ def load_predictions(
     ----------
     source : str, path-like, bytes, file-like, array-like or pandas.DataFrame
         The predictions. Paths are read by suffix (``.npy``, ``.npz``, ``.csv``, ``.tsv``,
-        ``.txt``, ``.parquet``); bytes and file objects by their content (a file object's
+        ``.txt``, ``.parquet``); the path of a folder is read as a Parquet dataset: every
+        ``*.parquet`` file in it (and its subfolders), with the same columns, in sorted order;
+        bytes and file objects by their content (a file object's
         ``name``, e.g. a Streamlit upload's, is used for the suffix and in messages). A 2-D
         array is rows x classes; a 1-D array or single column is the probability (or
         logit) of the positive class of a binary problem. Tables (CSV/TSV/Parquet/
@@ -255,6 +257,9 @@ def inspect_predictions(source, labels=None, *, label_column=None, prob_columns=
     if isinstance(source, pd.DataFrame):
         shown = user(name) if name else "the DataFrame"
         table = formats.parse_dataframe(source, shown)
+    elif formats.is_dataset_path(source):
+        table = formats.read_parquet_dataset(source, max_bytes=max_bytes, max_memory_bytes=max_memory_bytes)
+        shown = table.name
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data", max_bytes=max_bytes)
         shown = blob.name
@@ -348,11 +353,14 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
     options = {"prob_columns": prob_columns, "groups": groups}
-    if isinstance(source, pd.DataFrame):
-        shown = user(name) if name else "the DataFrame"
-        parsed = columns.split_table(
-            formats.parse_dataframe(source, shown), label_column=label_column, labels_separate=labels_given, **options
-        )
+    if isinstance(source, pd.DataFrame) or formats.is_dataset_path(source):
+        if isinstance(source, pd.DataFrame):
+            shown = user(name) if name else "the DataFrame"
+            table = formats.parse_dataframe(source, shown)
+        else:
+            table = formats.read_parquet_dataset(source, max_bytes=max_bytes, max_memory_bytes=max_memory_bytes)
+            shown = table.name
+        parsed = columns.split_table(table, label_column=label_column, labels_separate=labels_given, **options)
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data",
                                  max_bytes=max_bytes)

@@ -638,7 +638,7 @@ REFUSALS = [
     ("missing path", lambda t: ((t / "nope.csv",), {}),
      ["nope.csv: no such file"]),
     ("directory", lambda t: ((t,), {}),
-     ["is a directory"]),
+     ["is a folder without Parquet files", "folder of Parquet files"]),
     ("text as path", lambda t: (("0.1,0.9,1\n0.5,0.5,0\n",), {}),
      ["not a file path", "text.encode()"]),
     ("string predictions", lambda t: ((_npy(t, np.array([["a", "b"]] * 20)), _Y), {}),
