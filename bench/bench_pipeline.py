@@ -219,7 +219,7 @@ def bench_binary(before, repeats=3):
         runs = [run(binary_code(n)) for _ in range(repeats if n <= 100_000 else 1)]
         after = statistics.median(r["total"] for r in runs)
         if n == 50_000:
-            old = [run(binary_code(n), root=Path(before)) for _ in range(repeats)]
+            old = [run(binary_code(n), root=Path(before))]  # one run: it takes minutes
             was = statistics.median(r["total"] for r in old)
             was_text, ratio = f"{was:.1f}", f"{was / after:.1f}x"
             same = f"{old[0]['estimate']:.5f} / {runs[0]['estimate']:.5f}"
@@ -231,7 +231,8 @@ def bench_binary(before, repeats=3):
     body = (
         "The default top-label pipeline (`cd.evaluate_notions(P, y, notions=('top-label',), n_jobs=2)`, every "
         "default estimator and grid) on a binary classifier's outputs (confidence 0.5 + 0.5 Beta(5, 2), outcome "
-        "with probability c^1.3), each run in a fresh process; median of 3 runs (one at 1,000,000 rows). Above "
+        "with probability c^1.3), each run in a fresh process; median of 3 runs (one at 1,000,000 rows, and one of the "
+        "code before). Above "
         "2e8 query x training pairs the Beta kernel's regressions take the grid route "
         "(`calibdash/estimators/kde_grid.py`, docs/design.md section 3), so the kernel density family no longer "
         "grows as n^2. *Before*: commit 6ac43d8 in its own worktree, side by side. The last column is the "
