@@ -12,12 +12,16 @@ Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is 
 * binary: the default top-label pipeline on a binary classifier's confidences, 50,000 to
   1,000,000 rows, with the Beta kernel's grid route (issue 26); at 50,000 rows also a checkout of
   the commit before it, side by side (``git worktree add /tmp/before 6ac43d8``).
+* default10k: the default top-label + canonical evaluation on CIFAR-100 (n_jobs=2) in units
+  of one exact 4000 x 4000 ``numpy.linalg.eigh`` timed in the same process (issue 26:
+  at most one unit), optionally side by side with another checkout (the "before").
 * uncertainty: the CIFAR-100 pipeline before and after the honest intervals (issue 13):
   this tree against a checkout of the commit before them (``git worktree add /tmp/before
   14181f1``), the same configuration in both (the old defaults), and the new defaults.
 
 Run from the project root:  .venv/bin/python bench/bench_pipeline.py [cifar100] [large] [scaling] [fold]
                             .venv/bin/python bench/bench_pipeline.py binary /tmp/before
+                            .venv/bin/python bench/bench_pipeline.py default10k [BEFORE_CHECKOUT]
                             .venv/bin/python bench/bench_pipeline.py uncertainty /tmp/before
 """
 
@@ -175,6 +179,63 @@ def bench_uncertainty(before, repeats=3):
                   command=".venv/bin/python bench/bench_pipeline.py uncertainty /tmp/before")
 
 
+# One exact eigendecomposition of a dense symmetric 4000 x 4000 matrix (eigenvalues and
+# vectors, numpy's default threads): the unit of the issue 26 target, timed in the same
+# process as the pipeline so that both see the same load.
+EIG_UNIT = """
+A = np.random.default_rng(0).standard_normal((4000, 4000))
+A = A + A.T
+t = time.perf_counter()
+np.linalg.eigh(A)
+eig = time.perf_counter() - t
+del A
+"""
+
+
+def bench_default10k(before=None, repeats=3):
+    """Default top-label + canonical evaluation on CIFAR-100 (n_jobs=2) in eig units,
+    interleaved with a run of ``before`` (another checkout) when given."""
+    code = EIG_UNIT + pipeline_code(CIFAR100, 2).replace('out = {"total": total', 'out = {"eig": eig, "total": total')
+    roots = {"after (this tree)": ROOT}
+    if before:
+        import subprocess as sp
+
+        commit = sp.run(["git", "-C", str(before), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        roots = {f"before ({commit})": Path(before), **roots}
+    runs = {label: [] for label in roots}
+    loads = []
+    for _ in range(repeats):
+        for label, root in roots.items():  # alternated, so that both see the same load
+            loads.append(os.getloadavg()[0])
+            r = run(code, root=root)
+            r["ratio"] = r["total"] / r["eig"]
+            runs[label].append(r)
+            print(label, r, flush=True)
+    rows = []
+    for label, rs in runs.items():
+        med = {k: statistics.median(r[k] for r in rs) for k in ("total", "eig", "ratio", "peak_mib")}
+        totals = ", ".join(f"{r['total']:.1f}" for r in rs)
+        ratios = ", ".join(f"{r['ratio']:.2f}" for r in rs)
+        rows.append(f"| {label} | {med['total']:.1f} ({totals}) | {med['eig']:.1f} | {med['ratio']:.2f} ({ratios}) | "
+                    f"{med['peak_mib']:.0f} |")
+        print(rows[-1], flush=True)
+    body = (
+        "The default evaluation `cd.evaluate_notions(P, y, notions=(\"top-label\", \"canonical\"), n_jobs=2)` "
+        "on `cifar100_wrn16-4.npz` (10,000 x 100), each run in a fresh process that first times one exact "
+        "`numpy.linalg.eigh` of a dense symmetric 4000 x 4000 matrix (eigenvalues and vectors): the pipeline's "
+        "time in units of that eigendecomposition is the issue 26 measure (target: at most 1 unit). "
+        f"Median of {repeats} runs" + (", before and after alternated" if before else "") + "; the total includes "
+        "starting the two workers and importing the pipeline.\n\n"
+        "| code | pipeline (s), median (runs) | one eigh (s), median | eig units, median (runs) | peak memory (MiB) |\n"
+        "|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
+        f"One-minute load average before each run: {', '.join(f'{x:.2f}' for x in loads)} (the machine's two "
+        "cores were shared with other work; above ~0.5 means the timings are inflated, the ratio less so)."
+    )
+    print(body, flush=True)
+    write_section("Default evaluation on CIFAR-100 in eig units", body,
+                  command=".venv/bin/python bench/bench_pipeline.py default10k" + (f" {before}" if before else ""))
+
+
 def bench_large(repeats=3):
     load = os.getloadavg()[0]
     runs = []
@@ -325,6 +386,9 @@ if __name__ == "__main__":
         if len(sys.argv) != 3:
             raise SystemExit("usage: bench_pipeline.py uncertainty BEFORE_CHECKOUT (git worktree add /tmp/before 14181f1)")
         bench_uncertainty(sys.argv[2])
+        raise SystemExit(0)
+    if sys.argv[1:2] == ["default10k"]:
+        bench_default10k(*sys.argv[2:3])
         raise SystemExit(0)
     which = sys.argv[1:] or ["fold", "cifar100", "scaling", "large"]
     for name in which:

@@ -454,3 +454,27 @@ def test_classwise_features_of_a_class_use_its_probability_alone(fam):
         np.testing.assert_allclose(F_b[:, blocks[k]], F_a[:, blocks[k]], rtol=0, atol=1e-12)
         # and the features of j and l do see the change (the test has teeth)
         assert np.abs(F_b[:, blocks[j]] - F_a[:, blocks[j]]).max() > 1e-6
+
+
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+@pytest.mark.parametrize("fraction", [0.0, 1.0])
+@pytest.mark.slow
+def test_kde_sparse_and_dense_kernel_sums_equal_the_formula(notion, fraction, monkeypatch):
+    """A block's kernel sums come from the weights above the floor alone (few kept: small
+    bandwidths) or from dense passes over the block; both are Eq. (25) and agree with each
+    other, whichever a block takes (fraction 0 forces the dense sums, 1 the sparse ones)."""
+    from calibdash.estimators import kde
+
+    P, y = random_problem(seed=14, n=80, d=4)
+    bandwidths = [1e-3, 0.02, 0.3, 2.0]
+    path = cd.make_estimator("kde", notion=notion).fit_path(P[:50], y[:50], bandwidths)
+    default = path.risks(P[50:], y[50:])
+    monkeypatch.setattr(kde, "_SPARSE_FRACTION", fraction)
+    forced = path.risks(P[50:], y[50:])
+    np.testing.assert_allclose(forced, default, rtol=1e-12)
+    A = brute.residual_matrix(P[50:], y[50:], notion)
+    for b, got in zip(bandwidths, forced):
+        H = brute.kde_h(P[:50], y[:50], P[50:], P[50:], notion, b)
+        np.testing.assert_allclose(got, brute.risk(H, A), rtol=1e-10)
+        e = cd.make_estimator("kde", notion=notion, bandwidth=b).fit(P[:50], y[:50])
+        assert_rel_close(e.h_diag(P[50:]), np.diag(H), 1e-10)
