@@ -75,3 +75,24 @@ def test_at_or_below_the_size_the_rows_are_fitted(monkeypatch):
     calls.clear()
     analyse_sample(p, y, n_resamples=3, random_state=1, level=0.95, thresholds=THRESHOLDS)
     assert len(calls) == 7 and not calls[0] and all(calls[1:])
+
+
+@pytest.mark.parametrize("kind, below", [("calibrated", False), ("slope 0.7", True)])
+def test_the_consistency_test_stops_once_its_decision_is_settled(kind, below, monkeypatch):
+    """At registry size the simulations stop once the p-value is clearly on one side of 1 - level;
+    the decision is the full run's, the simulations run are the full run's first ones, and the
+    row's note says how many there were and that the p-value is a sequential Monte Carlo one."""
+    p, y = _design(kind, validation.BINNED_LOESS_ROWS + 2_000)
+    kw = dict(n_resamples=400, random_state=3, level=0.95, thresholds=THRESHOLDS)
+    early = analyse_sample(p, y, **kw)
+    with monkeypatch.context() as m:
+        m.setattr(validation, "CONSISTENCY_CONFIDENCE", 1.0)  # never settled: all 400 simulations
+        full = analyse_sample(p, y, **kw)
+    assert (early.pvalues["ICI"] < 0.05) == (full.pvalues["ICI"] < 0.05) == below
+    note = early.row_notes["ICI"]
+    runs = int(note.split("p-value from ")[1].split(" ")[0].replace(",", ""))
+    assert runs < 400 and "sequential Monte Carlo" in note and "standard error" in note
+    assert full.row_notes["ICI"].startswith("p-value from 400 simulations")
+    assert "sequential" not in full.row_notes["ICI"]
+    if below:  # no simulated ICI reached the observed one, in the early or the full run
+        assert early.pvalues["ICI"] == 1 / (runs + 1) and full.pvalues["ICI"] == 1 / 401
