@@ -192,7 +192,9 @@ class RiskValidation:
         ``ci_high``, ``interval`` (how the interval was obtained), ``p_value`` (Spiegelhalter's
         test; the ICI's test of perfect calibration; the likelihood-ratio tests of
         calibration-in-the-large 0 and slope 1, without centres), ``n``, ``events``,
-        ``non_events``, ``note`` (why a group is not judged or is imprecise; empty otherwise)
+        ``non_events``, ``note`` (why a group is not judged or is imprecise; on the ICI row above
+        :data:`BINNED_LOESS_ROWS` rows, how many simulations its p-value rests on, their Monte
+        Carlo standard error and whether the sequential test stopped early; empty otherwise)
         and ``resamples`` (how many bootstrap resamples the interval rests on).
     curve : DataFrame
         The flexible calibration curve (loess of the outcome on the predicted risk) with its
@@ -754,29 +756,45 @@ def _null_ici_chunk(p, method, seeds, bins=None):
 
 
 def _sequential_null(p, method, seeds, bins, observed, alpha, n_jobs, on_chunk):
-    """The consistency test's null ICIs, simulated CHUNK per worker at a time until the decision
-    ``p < alpha`` is settled (:data:`CONSISTENCY_CONFIDENCE`) or the seeds run out; the first
-    simulations are the same as the full test's. Returns the null ICIs and whether it stopped
-    early."""
-    chunks = np.array_split(np.arange(len(seeds)), _n_chunks(len(seeds), n_jobs))
-    parts = []
-    for start in range(0, len(chunks), max(1, n_jobs)):
-        group = chunks[start:start + max(1, n_jobs)]
-        for part in _in_chunks(_null_ici_chunk, [seeds[i] for c in group for i in c], n_jobs, p, method, bins=bins):
-            parts.append(part)
-        for _ in group:
-            if on_chunk is not None:
-                on_chunk()
-        null = np.concatenate(parts)
-        null = null[np.isfinite(null)]
-        if len(null) and start + len(group) < len(chunks):
-            low, high = clopper_pearson(np.sum(null >= observed), len(null), CONSISTENCY_CONFIDENCE)
+    """The consistency test's null ICIs, simulated until the decision ``p < alpha`` is settled
+    (:data:`CONSISTENCY_CONFIDENCE`) or the seeds run out; the first simulations are the same as
+    the full test's. The decision is checked after every CHUNK simulations in seed order,
+    whatever ``n_jobs`` (the workers simulate ``n_jobs`` such blocks at a time), so the numbers
+    do not depend on it. Returns the null ICIs and whether it stopped early."""
+    blocks = np.array_split(np.arange(len(seeds)), _n_chunks(len(seeds), 1))
+    ticks, total = 0, _n_chunks(len(seeds), n_jobs)
+
+    def tick():
+        # exactly ``total`` ticks, as the progress counts them, however the blocks were split
+        nonlocal ticks
+        ticks += 1
+        if on_chunk is not None and ticks <= total:
+            on_chunk()
+
+    done = []
+    step = max(1, n_jobs)
+    for start in range(0, len(blocks), step):
+        group = blocks[start:start + step]
+        done.append(np.concatenate(_in_chunks(_null_ici_chunk, [seeds[i] for b in group for i in b], n_jobs, p, method,
+                                              on_chunk=tick, bins=bins)))
+        null = np.concatenate(done)
+        checked = sum(len(b) for b in blocks[:start])
+        for b in group:
+            checked += len(b)
+            if checked == len(seeds):
+                break
+            head = null[:checked]
+            head = head[np.isfinite(head)]
+            if not len(head):
+                continue
+            low, high = clopper_pearson(np.sum(head >= observed), len(head), CONSISTENCY_CONFIDENCE)
             if high < alpha or low > alpha:
-                for _ in chunks[start + len(group):]:  # the progress of the simulations not needed
-                    if on_chunk is not None:
-                        on_chunk()
-                return null, True
-    return np.concatenate(parts), False
+                while ticks < total:  # the progress of the simulations not needed
+                    tick()
+                return null[:checked], True
+    while ticks < total:
+        tick()
+    return np.concatenate(done), False
 
 
 def _resample_indices(rng, n, y, clusters):

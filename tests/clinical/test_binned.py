@@ -101,3 +101,11 @@ def test_the_consistency_test_stops_once_its_decision_is_settled(kind, below, mo
     assert "sequential" not in full.row_notes["ICI"]
     if below:  # no simulated ICI reached the observed one, in the early or the full run
         assert early.pvalues["ICI"] == 1 / (runs + 1) and full.pvalues["ICI"] == 1 / 401
+
+
+def test_the_sequential_test_does_not_depend_on_the_number_of_workers():
+    p, y = _design("slope 0.7", validation.BINNED_LOESS_ROWS + 2_000)
+    kw = dict(n_resamples=450, random_state=3, level=0.95, thresholds=THRESHOLDS)
+    one, two = analyse_sample(p, y, **kw), analyse_sample(p, y, n_jobs=2, **kw)
+    assert one.pvalues["ICI"] == two.pvalues["ICI"] and one.row_notes == two.row_notes
+    assert one.values == two.values
