@@ -13,6 +13,7 @@ Run from the project root:  .venv/bin/python bench/bench_clinical.py [--repeats 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -35,6 +36,14 @@ def data(n, seed=0):
     return expit(lp), (rng.random(n) < expit(0.2 + 0.7 * lp)).astype(int)
 
 
+def eigh_unit(seed=0):
+    """Seconds of one exact ``numpy.linalg.eigh`` of a 4000 x 4000 symmetric matrix: the unit
+    of issue 26's targets, timed next to the run so that a loaded machine shows in both."""
+    a = np.random.default_rng(seed).standard_normal((4000, 4000))
+    a = (a + a.T) / 2
+    return median_time(lambda: np.linalg.eigh(a), repeats=1, warmup=0)
+
+
 def pairwise_delong(p, y):
     pos, neg = p[y == 1], p[y == 0]
     psi = (pos[:, None] > neg[None, :]) + 0.5 * (pos[:, None] == neg[None, :])
@@ -53,18 +62,24 @@ def loop_net_benefit(p, y, thresholds):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--sizes-only", action="store_true",
+                        help="only the 1,000 / 10,000 / 100,000-row runs (printed, BENCHMARKS.md untouched)")
     args = parser.parse_args()
     rows = []
     for n in (1_000, 10_000, 100_000):
         p, y = data(n)
-        reps = args.repeats if n <= 10_000 else 1
+        reps = args.repeats if n < 10_000 else 1
+        load = os.getloadavg()[0]
         sec = median_time(lambda: cd.validate_risk_model(p, y, n_resamples=1000, calibration_error=False),
-                          repeats=reps, warmup=0 if n > 10_000 else 1)
-        rows.append(f"| {n:,} | 1,000 | no | {sec:.1f} |")
+                          repeats=reps, warmup=0 if n >= 10_000 else 1)
+        unit = f"{sec / eigh_unit():.1f}" if n == 100_000 else ""
+        rows.append(f"| {n:,} | 1,000 | no | {sec:.1f} | {unit} | {load:.1f} |")
         print(rows[-1], flush=True)
+    if args.sizes_only:
+        return
     p, y = data(1_000)
     sec = median_time(lambda: cd.validate_risk_model(p, y, n_resamples=1000), repeats=args.repeats)
-    rows.append(f"| 1,000 | 1,000 | yes (canonical, default estimators) | {sec:.1f} |")
+    rows.append(f"| 1,000 | 1,000 | yes (canonical, default estimators) | {sec:.1f} | | {os.getloadavg()[0]:.1f} |")
     print(rows[-1], flush=True)
     designs = []
     rng = np.random.default_rng(3)
@@ -100,8 +115,11 @@ def main():
         "`cd.validate_risk_model(p, y, n_resamples=1000)` on simulated risks (`lp ~ N(-0.5, 1.2^2)`, outcomes from "
         "`expit(0.2 + 0.7 lp)`): every metric with its interval, the 1,000-resample bootstrap (each resample refits "
         "the loess curve and the net benefit curve) and the ICI's consistency test (another 1,000 loess fits). "
-        f"Median of {args.repeats} runs after a warm-up (one run at 100,000 rows).\n\n"
-        "| rows | resamples | risk-optimised error | seconds |\n|---|---|---|---|\n" + "\n".join(rows)
+        f"Median of {args.repeats} runs after a warm-up below 10,000 rows (one run at 10,000 and 100,000 rows). "
+        "Units: the seconds over one exact 4000 x 4000 `numpy.linalg.eigh` timed right after (issue 26's unit); "
+        "load: the 1-minute load average before the run (2 cores, shared).\n\n"
+        "| rows | resamples | risk-optimised error | seconds | units | load |\n|---|---|---|---|---|---|\n"
+        + "\n".join(rows)
         + "\n\nClinical designs, 1,000 resamples, without the risk-optimised error:\n\n"
         "| design | seconds |\n|---|---|\n" + "\n".join(designs)
         + "\n\nAgainst the textbook baselines (same numbers to 1e-12):\n\n"

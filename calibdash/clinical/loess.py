@@ -38,12 +38,16 @@ class LoessCurve:
         return out
 
 
-def loess_fit(x, y, *, span=SPAN, degree=DEGREE):
+def loess_fit(x, y, *, span=SPAN, degree=DEGREE, weights=None):
     """Fit ``loess(y ~ x)`` with R's defaults (span 0.75, degree 2, gaussian, interpolate).
 
     Parameters
     ----------
     x, y : array-like of shape (n,)
+    weights : array-like of shape (n,), optional
+        Prior weights, as R's ``loess(y ~ x, weights = w)``: each point's squared residual is
+        multiplied by its weight in every local fit. The neighbourhood is still the
+        ``span * n`` nearest *points*, whatever their weights.
 
     Returns
     -------
@@ -53,6 +57,10 @@ def loess_fit(x, y, *, span=SPAN, degree=DEGREE):
 
     x = np.asarray(x, dtype=float).ravel()
     y = np.asarray(y, dtype=float).ravel()
-    model = loess(x, y, span=span, degree=degree, family="gaussian")
+    if weights is None:
+        model = loess(x, y, span=span, degree=degree, family="gaussian")
+    else:
+        model = loess(x, y, weights=np.asarray(weights, dtype=float).ravel(), span=span, degree=degree,
+                      family="gaussian")
     model.fit()
     return LoessCurve(model, float(x.min()), float(x.max()))

@@ -321,6 +321,9 @@ def _moderate_calibration(v, rows, small):
     ici, lo, hi = _estimate(rows, "ICI")
     e90 = float(rows.loc["E90", "estimate"])
     p = float(rows.loc["ICI", "p_value"])
+    # at registry size the p-value is a sequential Monte Carlo one: say so with the number
+    mc = next((t for t in str(rows.loc["ICI", "note"] or "").split("; ") if t.startswith("p-value from")), "")
+    mc = f"; {mc}" if mc else ""
     ci = level_words(v)
     if not np.isfinite(ici):
         return "uncertain", "The flexible calibration curve could not be estimated (see the notes)."
@@ -331,11 +334,11 @@ def _moderate_calibration(v, rows, small):
         return "uncertain", f"Without resamples there is no test of the curve: {size}."
     if p >= _alpha(v):
         text = (f"The flexible calibration curve is consistent with the diagonal (test of perfect calibration by "
-                f"the ICI: p = {format_p(p)}): {size}")
+                f"the ICI: p = {format_p(p)}{mc}): {size}")
         if small:
             return "uncertain", f"{text}; but the sample is small, so the curve could still be clearly off."
         return "ok", text + "."
-    return "problem", f"The flexible calibration curve departs from the diagonal ({_p_words(p)}): {size}."
+    return "problem", f"The flexible calibration curve departs from the diagonal ({_p_words(p)}{mc}): {size}."
 
 
 def _discrimination(v, rows, cls, group):

@@ -199,6 +199,23 @@ def test_profile_interval_of_the_recalibration_intercept():
         assert 2 * (full - prof) == pytest.approx(stats.chi2.ppf(0.95, 1), abs=1e-6)
 
 
+def test_the_recalibration_slope_reuses_the_calibration_slope_exactly():
+    """b of the logistic recalibration is the calibration slope (the same fit and profile):
+    passing the slope already computed gives the same numbers, bit for bit."""
+    from calibdash.clinical.logistic import calibration_slope, logistic_recalibration
+
+    rng = np.random.default_rng(9)
+    lp = rng.normal(0, 1, 400)
+    y = (rng.random(400) < expit(0.3 + 0.8 * lp)).astype(float)
+    searched = logistic_recalibration(expit(lp), y, level=0.9)
+    reused = logistic_recalibration(expit(lp), y, level=0.9, slope=calibration_slope(expit(lp), y, level=0.9))
+    for s, r in zip(searched, reused):
+        assert (s.estimate, s.ci_low, s.ci_high, s.se) == (r.estimate, r.ci_low, r.ci_high, r.se)
+    # a slope of another level is not taken
+    other = logistic_recalibration(expit(lp), y, level=0.9, slope=calibration_slope(expit(lp), y, level=0.95))
+    assert (other[1].ci_low, other[1].ci_high) == (searched[1].ci_low, searched[1].ci_high)
+
+
 def test_clopper_pearson_equals_the_beta_quantiles_and_r():
     # R: binom.test(3, 20)$conf.int = 0.03207094 0.37892683; binom.test(0, 10) = 0 0.3084971
     low, high = clopper_pearson(np.array([3, 0, 10]), np.array([20, 10, 10]))
