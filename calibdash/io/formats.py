@@ -1037,8 +1037,8 @@ def read_parquet_dataset(path, *, max_bytes, max_memory_bytes):
     frames, schema, rows = [], None, 0
     for f in files:
         where = f"{user(root.name)}/{user(str(f.relative_to(root)))}"
-        data = read_regular_file(f, max_bytes=max_bytes, too_big=lambda size, exact: _too_big(where, size, max_bytes, exact),
-                                 what="a Parquet file")
+        data = read_regular_file(f, max_bytes=max_bytes, what="a Parquet file",
+                                 too_big=lambda size, exact, where=where: _too_big(where, size, max_bytes, exact))
         try:
             pf = pq.ParquetFile(io.BytesIO(data))
             names = pf.schema_arrow.names
