@@ -1,25 +1,26 @@
 """The Beta-kernel regression of the one-dimensional notions in linear time, from per-cell
-statistics of the confidence (docs/design.md, section 4.4).
+statistics of the confidence (docs/design.md, section 3, "The Beta kernel in linear time").
 
 The exact regression (:func:`calibdash.estimators.kde.kernel_regression`) weighs every
 training row for every query row: O(m n) per bandwidth, 15 minutes for a 100,000-row binary
-classifier. Here both sides go through a grid in the log-odds zeta = log z - log(1 - z):
+classifier. Here both sides go through cells of the log-odds zeta = log z - log(1 - z):
 
-* the training rows of one cell become one centre at the cell's mean log-odds, weighted by the
-  cell's count, with the cell's summed targets (counts, sums of zeta and of the targets: sums
-  over rows, so they add up over partitions of the data);
-* the regression is evaluated at grid nodes and linearly interpolated in zeta to each query row;
+* the cells partition zeta twice over: by the angle omega = arctan(sinh(zeta / 2))
+  (:func:`kernel_scale`), in which the kernel of bandwidth b is about sqrt(b) wide wherever it
+  sits, in steps of :func:`cell_width` (CELL_FRACTION * sqrt(b), rounded down to a power of two);
+  and by zeta itself in steps of ZETA_CELL, for queries within b of 0 or 1;
+* per cell: the count, the sums of zeta, of the targets and of target times zeta (sums over
+  rows, so they add up over partitions of the data);
+* the regression at a node is sum_j k(node; s_j) T_j / sum_j k(node; c_j) n_j, each sum's centre
+  at its own mean log-odds (c_j the rows', s_j the targets'), which cancels the first-order
+  change of the kernel across a cell;
+* it is evaluated at nodes (half a cell of either partition) and linearly interpolated in zeta
+  to each query row;
 * per node, only the cells whose log-weight is within 60 of the node's largest are formed (the
   exact route floors the others at e^-60 of the largest already): the log-kernel is concave in
   the centre, so these cells form one run of the sorted cells, found from a coarse subsample.
 
-The cell width is a fixed fraction of the kernel's width: the Beta kernel of bandwidth b has a
-standard deviation of about sqrt(b z (1 - z)), which is at least 2 sqrt(b) in log-odds, so a
-cell of ``CELL_FRACTION * 2 sqrt(b)`` log-odds holds a sliver of any kernel wherever it sits
-(and a smaller one in the tails, where log-odds cells are narrow in z). Moving a cell's rows to
-their mean changes each weight by a relative amount of order (cell / kernel width)^2 / 24, and
-the interpolation error is of the same order; tests/estimators/test_kde_grid.py bounds the
-result against the exact route (:data:`ERROR_BOUND`).
+tests/estimators/test_kde_grid.py bounds the result against the exact route (:data:`ERROR_BOUND`).
 """
 
 from __future__ import annotations
@@ -60,8 +61,8 @@ def log_odds(S):
 def kernel_scale(zeta):
     """omega = arctan(sinh(zeta / 2)), in which the Beta kernel of bandwidth b has a width of
     about sqrt(b) wherever it sits: d omega / d zeta = sqrt(z (1 - z)), and the kernel's
-    width in log-odds is sqrt(b / (z (1 - z))) (wider still where z (1 - z) < b). It is
-    arcsin(2 z - 1) / 2 ... up to a constant: the variance-stabilising angle of a proportion."""
+    width in log-odds is sqrt(b / (z (1 - z))) (wider still where z (1 - z) < b). It equals
+    arcsin(2 z - 1), the variance-stabilising angle of a proportion."""
     return np.arctan(np.sinh(np.clip(zeta, -1400.0, 1400.0) / 2.0))
 
 
@@ -76,8 +77,8 @@ class CellStatistics:
     """Counts and sums of training rows per grid cell: of the log-odds, of the targets and of
     the targets times the log-odds (non-negative targets, the one-dimensional notions' 0/1).
 
-    The cells of width ``base`` are ``floor(zeta / base)``; coarser levels (width
-    ``base * 2**level``) are unions of them, so the statistics are computed once from the rows
+    A cell is a pair (``floor(kernel_scale(zeta) / base)``, ``floor(zeta / ZETA_CELL)``);
+    coarser levels (the first id's width ``base * 2**level``) are unions of them, so the statistics are computed once from the rows
     and merged for each bandwidth. Every statistic is a sum over rows: the statistics of a
     union of row sets are the sums of theirs (:meth:`merged`).
 
