@@ -353,13 +353,14 @@ def _load(source, labels, kind, class_names, *, label_column, header, npz_keys, 
     _check_options(kind, header, max_bytes, max_memory_bytes)
     labels_given = labels is not None
     options = {"prob_columns": prob_columns, "groups": groups}
-    if isinstance(source, pd.DataFrame) or formats.is_dataset_path(source):
-        if isinstance(source, pd.DataFrame):
-            shown = user(name) if name else "the DataFrame"
-            table = formats.parse_dataframe(source, shown)
-        else:
-            table = formats.read_parquet_dataset(source, max_bytes=max_bytes, max_memory_bytes=max_memory_bytes)
-            shown = table.name
+    if isinstance(source, pd.DataFrame):
+        shown = user(name) if name else "the DataFrame"
+        parsed = columns.split_table(
+            formats.parse_dataframe(source, shown), label_column=label_column, labels_separate=labels_given, **options
+        )
+    elif formats.is_dataset_path(source):
+        table = formats.read_parquet_dataset(source, max_bytes=max_bytes, max_memory_bytes=max_memory_bytes)
+        shown = table.name
         parsed = columns.split_table(table, label_column=label_column, labels_separate=labels_given, **options)
     elif formats.is_file_source(source):
         blob = formats.read_blob(source, name=name, default_name="the predictions data",
