@@ -3,20 +3,24 @@
 The app's evaluations, comparisons and lab runs take seconds to minutes. Run in the
 server's script threads they hold its GIL (so it stops answering, even its health check),
 die with the page that started them, and share one joblib executor between sessions. Here a
-job is a call ``fn(**kwargs)`` run in a child process of its own:
+job is a call ``fn(**kwargs)`` run by one of ``max_jobs`` long-lived worker processes:
 
 * a FIFO queue shared by every session, at most ``max_jobs`` jobs at once, each given
   ``cores_per_job`` cores (passed as ``n_jobs`` to functions that take it);
+* the workers start with the pool and stay warm between jobs: their imports done and their
+  joblib processes started (a job in a fresh process paid about 6 s of the default CIFAR-100
+  evaluation's 24 s for that); a worker left above ``recycle_bytes`` of memory is replaced;
 * jobs are keyed by what they compute (data fingerprint and settings): submitting a key that
   is queued, running or done returns that job, with the new owner added;
-* the job reports progress ``(done, total, message)`` through a pipe read by a monitor
-  thread, and its result (or error) comes back by pickle from our own child;
-* cancelling kills the child's whole process group (joblib's workers included);
+* the job reports progress ``(done, total, message)`` through a pipe read by its worker's
+  driver thread, and its result (or error) comes back by pickle from our own worker;
+* cancelling a running job ends it at once and kills its worker's whole process group
+  (joblib's workers included); a fresh worker replaces it;
 * the last ``max_finished`` finished jobs are kept, the oldest forgotten first.
 
-Children come from the "forkserver" start method: never a fork of the threaded server, and
+Workers come from the "forkserver" start method: never a fork of the threaded server, and
 each starts from a process that has already imported the package (a few milliseconds,
-where "spawn" re-imports NumPy, SciPy and scikit-learn: one to three seconds). A child does
+where "spawn" re-imports NumPy, SciPy and scikit-learn: one to three seconds). A worker does
 not import the parent's ``__main__`` either: under Streamlit that is the app's script, which
 would run in it (see :func:`_preparation_data`).
 
@@ -27,10 +31,13 @@ random token.
 from __future__ import annotations
 
 import atexit
+import gc
+import importlib
 import inspect
 import logging
 import multiprocessing
 import os
+import queue
 import secrets
 import signal
 import sys
@@ -40,6 +47,7 @@ import traceback
 import weakref
 from collections import OrderedDict, deque
 from multiprocessing import spawn
+from multiprocessing.reduction import ForkingPickler
 
 from calibdash.errors import CalibdashError, ConfigError
 
@@ -54,6 +62,10 @@ FINISHED = (DONE, FAILED, CANCELLED)
 PRELOAD = ("calibdash.evaluation.pipeline", "calibdash.evaluation.compare", "calibdash.lab.studies")
 # Progress messages closer together than this are dropped (the last one always goes).
 PROGRESS_INTERVAL = 0.1
+# How long a worker's idle joblib processes wait for its next job before they exit.
+WARM_SECONDS = 3600
+# A worker whose resident memory exceeds this after a job is replaced by a fresh one.
+RECYCLE_BYTES = 2 * 1024**3
 
 
 class BusyError(CalibdashError):
@@ -124,7 +136,7 @@ class Job:
         self.submitted, self.started, self.ended = time.monotonic(), None, None
         self.owners = set()
         self._pool = weakref.ref(pool)
-        self._process = None
+        self._process = self._worker = None  # while it runs: its worker's process, and the worker
         self._done = threading.Event()
 
     @property
@@ -181,73 +193,147 @@ def _kill_group(pid):
         pass
 
 
-def child_main(conn, fn, kwargs, cores):
-    """Entry of a job's child process: run ``fn`` and send its progress and outcome on ``conn``.
-
-    Module-level, so that the fork server finds it by name. ``fn`` gets ``n_jobs=cores`` and
-    ``progress=`` only if it takes them.
-    """
-    os.setsid()  # its own process group: a cancel kills it with every worker it starts
-    lock, last = threading.Lock(), [0.0]
-
-    def progress(done, total, message=""):
-        now = time.monotonic()
-        with lock:  # joblib may call back from another thread
-            if now - last[0] >= PROGRESS_INTERVAL or done >= total:
-                last[0] = now
-                conn.send(("progress", (int(done), int(total), str(message))))
-
-    params = inspect.signature(fn).parameters
-    extra = {name: value for name, value in (("n_jobs", cores), ("progress", progress)) if name in params}
+def _resident_bytes():
     try:
-        outcome = ("done", fn(**kwargs, **extra))
-    except CalibdashError as e:
-        outcome = ("error", e)
-    except BaseException as e:  # noqa: BLE001 - a bug: its traceback goes to the server's log
-        outcome = ("bug", (f"{type(e).__name__}: {e}", traceback.format_exc()))
-    with lock:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):  # not on Linux: never recycled for memory
+        return 0
+
+
+def import_modules(names):
+    """Import ``names`` (in a joblib worker, while its pool warms up); returns the process id."""
+    for name in names:
+        importlib.import_module(name)
+    return os.getpid()
+
+
+def _joblib_config(cores):
+    # Every job of a worker runs under the same joblib configuration, so that the loky
+    # executor the warm-up started is reused (joblib restarts it when its settings change)
+    # and its processes wait an hour, not joblib's five minutes, for the next job.
+    from joblib import parallel_config
+
+    return parallel_config(backend="loky", idle_worker_timeout=WARM_SECONDS)
+
+
+def worker_main(tasks, events, cores):
+    """Entry of a worker process: warm up, then run the jobs read from ``tasks`` one after another,
+    sending their progress and outcome on ``events``, until ``tasks`` closes.
+
+    Module-level, so that the fork server finds it by name. A job's ``fn`` gets
+    ``n_jobs=cores`` and ``progress=`` only if it takes them. The outcome is sent with the
+    worker's resident memory, so that the pool can replace a worker that a large job left big.
+    """
+    os.setsid()  # its own process group: a cancel kills it with every joblib worker it starts
+    from joblib import Parallel, delayed
+
+    if cores > 1:  # start the joblib processes now, and import the pipeline in them
+        with _joblib_config(cores):
+            Parallel(n_jobs=cores)(delayed(import_modules)(PRELOAD) for _ in range(2 * cores))
+    while True:
         try:
-            conn.send(outcome)
-        except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be pickled: a bug too
-            conn.send(("bug", (f"the outcome could not be sent back ({type(e).__name__}: {e})", traceback.format_exc())))
-    conn.close()
+            fn, kwargs = tasks.recv()
+        except (EOFError, OSError):
+            break
+        _run_job(events, fn, kwargs, cores)
+        del fn, kwargs
+        gc.collect()  # before the memory is measured, after the next job's
     # Not multiprocessing's exit, which would wait for joblib's workers (they count as its
-    # children and stop only when this process is gone); the pool kills the group next.
+    # children and stop only when this process is gone); the pool kills the group.
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     os._exit(0)
 
 
+def _run_job(events, fn, kwargs, cores):
+    lock, last, over = threading.Lock(), [0.0], [False]
+
+    def progress(done, total, message=""):
+        now = time.monotonic()
+        with lock:  # joblib may call back from another thread, even after the outcome
+            if not over[0] and (now - last[0] >= PROGRESS_INTERVAL or done >= total):
+                last[0] = now
+                events.send(("progress", (int(done), int(total), str(message))))
+
+    params = inspect.signature(fn).parameters
+    extra = {name: value for name, value in (("n_jobs", cores), ("progress", progress)) if name in params}
+    try:
+        with _joblib_config(cores):
+            outcome = ("done", fn(**kwargs, **extra))
+    except CalibdashError as e:
+        outcome = ("error", e)
+    except Exception as e:  # noqa: BLE001 - a bug: its traceback goes to the server's log
+        outcome = ("bug", (f"{type(e).__name__}: {e}", traceback.format_exc()))
+    with lock:
+        over[0] = True
+        kind, body = outcome
+        del outcome
+        try:
+            events.send((kind, (body, _resident_bytes())))
+        except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be pickled: a bug too
+            events.send(("bug", ((f"the outcome could not be sent back ({type(e).__name__}: {e})",
+                                  traceback.format_exc()), _resident_bytes())))
+
+
+class _Worker:
+    """A worker process, the pipes to it, the job it runs and the thread that drives it."""
+
+    def __init__(self, process, tasks, events):
+        self.process, self.tasks, self.events = process, tasks, events
+        self.inbox = queue.SimpleQueue()  # jobs for the driver thread to send; None stops it
+        self.job = None
+        self.retiring = False  # stopped or stopping: given no new job
+        self.replace = False  # retired on purpose (a cancel, or memory): a warm replacement starts at once
+        self.thread = None
+
+    def stop(self):
+        """Kill the worker with its process group (joblib's workers) and reap it; idempotent."""
+        self.inbox.put(None)
+        _kill_group(self.process.pid)
+        self.process.kill()
+        self.process.join(10)
+
+
 class JobPool:
-    """A FIFO queue of jobs, ``max_jobs`` of them running at once in child processes.
+    """A FIFO queue of jobs, run ``max_jobs`` at a time by long-lived worker processes.
 
     Parameters
     ----------
     max_jobs : int, default=1
-        Jobs running at once; the others wait in the queue.
+        Worker processes, so jobs running at once; the others wait in the queue.
     cores_per_job : int, default=1
-        Passed as ``n_jobs`` to a job's function (when it takes ``n_jobs``).
+        Passed as ``n_jobs`` to a job's function (when it takes ``n_jobs``); a worker keeps
+        that many joblib processes warm.
     max_queued : int, default=64
         Jobs waiting at most; :meth:`submit` raises :class:`BusyError` beyond.
     max_finished : int, default=32
         Finished jobs kept (with their results), the least recently used forgotten first.
+    recycle_bytes : int, default=2 GiB
+        A worker whose resident memory exceeds this after a job is replaced by a fresh one
+        (memory a large job leaves fragmented is then given back).
     """
 
-    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32):
+    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32, recycle_bytes=RECYCLE_BYTES):
         for name, value in (("max_jobs", max_jobs), ("cores_per_job", cores_per_job), ("max_queued", max_queued),
-                            ("max_finished", max_finished)):
+                            ("max_finished", max_finished), ("recycle_bytes", recycle_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}.")
         self.max_jobs, self.cores_per_job = max_jobs, cores_per_job
-        self.max_queued, self.max_finished = max_queued, max_finished
+        self.max_queued, self.max_finished, self.recycle_bytes = max_queued, max_finished, recycle_bytes
         self._lock = threading.RLock()
         self._queue = deque()
         self._running = {}  # key -> Job
         self._finished = OrderedDict()  # key -> Job, least recently used first
+        self._workers = []
+        self._closed = False
         self._context = multiprocessing.get_context("forkserver")
         self._context.set_forkserver_preload(list(PRELOAD))
         # Before multiprocessing's own exit handler, which would wait for the children.
         atexit.register(self.shutdown)
+        with self._lock:  # warm now, so that the first job does not wait for a cold start
+            for _ in range(max_jobs):
+                self._start_worker()
 
     @classmethod
     def from_environment(cls, environ=None, **kwargs):
@@ -258,7 +344,7 @@ class JobPool:
     def submit(self, key, fn, kwargs=None, *, owner, label=""):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.
 
-        ``fn`` must be a module-level function (the child finds it by name) and ``kwargs``
+        ``fn`` must be a module-level function (the worker finds it by name) and ``kwargs``
         picklable. ``owner`` is added to the job's owners. A failed or cancelled job is
         replaced by a new one.
         """
@@ -300,7 +386,8 @@ class JobPool:
                 self.kill(job)
 
     def kill(self, job):
-        """Stop ``job`` whoever owns it (:meth:`Job.cancel`)."""
+        """Stop ``job`` whoever owns it (:meth:`Job.cancel`): it is cancelled at once, and a running
+        job's worker is killed with its whole process group and replaced by a fresh one."""
         with self._lock:
             if job.finished:
                 return
@@ -308,24 +395,33 @@ class JobPool:
                 self._queue.remove(job)
                 self._finish(job, CANCELLED)
                 return
-            job.state = CANCELLED  # the monitor thread sees it once the pipe closes
-            process = job._process
-        _kill_group(process.pid)
-        process.kill()
+            worker = job._worker
+            worker.retiring = worker.replace = True  # its driver thread starts the replacement once it is gone
+            self._finish(job, CANCELLED)
+        worker.stop()
 
     def shutdown(self):
-        """Cancel every queued and running job (at exit, and in tests)."""
+        """Cancel every queued and running job and stop the workers (at exit, and in tests)."""
         with self._lock:
+            self._closed = True
             jobs = list(self._queue) + list(self._running.values())
+            workers = list(self._workers)
         for job in jobs:
             self.kill(job)
-        for job in jobs:
-            job.wait(10)
+        for worker in workers:
+            worker.stop()
+        for worker in workers:
+            worker.thread.join(10)
 
     def counts(self):
         """``{"queued": n, "running": n, "finished": n}``."""
         with self._lock:
             return {"queued": len(self._queue), "running": len(self._running), "finished": len(self._finished)}
+
+    def worker_pids(self):
+        """Process ids of the live workers (each leads a process group with its joblib workers)."""
+        with self._lock:
+            return [w.process.pid for w in self._workers if not w.retiring]
 
     # -- inside the lock ---------------------------------------------------------------------
     def _lookup(self, key):
@@ -336,78 +432,132 @@ class JobPool:
             return self._finished[key]
         return next((job for job in self._queue if job.key == key), None)
 
+    def _start_worker(self):
+        tasks_out, tasks_in = self._context.Pipe(duplex=False)
+        events_in, events_out = self._context.Pipe(duplex=False)
+        process = self._context.Process(target=worker_main, args=(tasks_out, events_out, self.cores_per_job),
+                                        name="calibdash worker", daemon=False)
+        _LAUNCHING.active = True
+        try:
+            process.start()
+        finally:
+            _LAUNCHING.active = False
+        tasks_out.close()  # the worker holds these ends: its exit closes the pipes
+        events_out.close()
+        worker = _Worker(process, tasks_in, events_in)
+        self._workers.append(worker)
+        worker.thread = threading.Thread(target=self._drive, args=(worker,), daemon=True, name="calibdash worker driver")
+        worker.thread.start()
+        return worker
+
     def _dispatch(self):
-        while self._queue and len(self._running) < self.max_jobs:
-            job = self._queue.popleft()
-            receive, send = self._context.Pipe(duplex=False)
-            process = self._context.Process(target=child_main, args=(send, job.fn, job.kwargs, self.cores_per_job),
-                                            name=f"calibdash job {job.label}"[:60])
-            _LAUNCHING.active = True
+        if self._closed:
+            return
+        idle = []
+        for worker in self._workers:
+            if worker.job is None and not worker.retiring:
+                if worker.process.is_alive():
+                    idle.append(worker)
+                else:  # died while idle (killed from outside): its driver removes it
+                    worker.retiring = True  # replaced only when a job needs it: no loop of restarts
+                    worker.inbox.put(None)
+        while self._queue and len(idle) < len(self._queue) and len(self._workers) < self.max_jobs:
             try:
-                process.start()
-            except Exception as e:  # noqa: BLE001 - e.g. arguments that cannot be pickled: a bug, not the user's
-                LOG.exception("calibdash job %r could not start", job.label)
-                job.bug = f"the job could not start ({type(e).__name__}: {e})"
-                receive.close()
-                send.close()
-                self._finish(job, FAILED)
-                continue
-            finally:
-                _LAUNCHING.active = False
-            send.close()  # the child holds the other end: its exit closes the pipe
-            job.state, job.started, job._process = RUNNING, time.monotonic(), process
+                idle.append(self._start_worker())
+            except Exception as e:  # noqa: BLE001 - e.g. out of processes: the jobs say so instead of waiting
+                LOG.exception("calibdash: a worker process could not start")
+                while self._queue:
+                    job = self._queue.popleft()
+                    job.bug = f"no worker process could be started ({type(e).__name__}: {e})"
+                    self._finish(job, FAILED)
+                return
+        while self._queue and idle:
+            job, worker = self._queue.popleft(), idle.pop(0)
+            job.state, job.started, job._worker, job._process = RUNNING, time.monotonic(), worker, worker.process
             job.progress = (0, 0, "Starting...")
+            worker.job = job
             self._running[job.key] = job
-            threading.Thread(target=self._monitor, args=(job, receive, process), daemon=True,
-                             name=f"calibdash monitor {job.label}"[:60]).start()
+            worker.inbox.put(job)
 
     def _finish(self, job, state):
         job.state, job.ended = state, time.monotonic()
-        job.fn = job.kwargs = job._process = None  # the data can go
+        job.fn = job.kwargs = job._process = job._worker = None  # the data can go
         self._running.pop(job.key, None)
         self._finished[job.key] = job
         while len(self._finished) > self.max_finished:
             self._finished.popitem(last=False)
         job._done.set()
 
-    # -- the monitor thread of a running job --------------------------------------------------
-    def _monitor(self, job, conn, process):
-        outcome = None
+    # -- a worker's driver thread: sends it jobs, reads their progress and outcome ----------------
+    def _drive(self, worker):
         try:
             while True:
-                kind, payload = conn.recv()
-                if kind == "progress":
-                    job.progress = payload
-                else:
-                    outcome = (kind, payload)
+                job = worker.inbox.get()
+                if job is None:
                     break
+                outcome, rss = self._run_on(worker, job)
+                if outcome is None:
+                    worker.stop()  # reaped, so that its exit code can be told
+                with self._lock:
+                    worker.job = None
+                    if not job.finished:  # else cancelled meanwhile, and the worker killed
+                        self._settle(job, outcome, worker.process.exitcode)
+                    if rss > self.recycle_bytes:
+                        worker.retiring = worker.replace = True
+                    if outcome is None or worker.retiring:
+                        break
+                    self._dispatch()
+        finally:
+            worker.stop()
+            worker.tasks.close()
+            worker.events.close()
+            with self._lock:
+                self._workers.remove(worker)
+                if worker.job is not None and not worker.job.finished:  # it died before its driver read the job
+                    worker.job.bug = "its worker process ended before the job started"
+                    self._finish(worker.job, FAILED)
+                if not self._closed and worker.replace:
+                    self._start_worker()
+                self._dispatch()
+
+    def _run_on(self, worker, job):
+        """Send ``job`` to ``worker`` and read until its outcome: ``(outcome, worker's resident bytes)``,
+        the outcome None when the worker died (or was killed)."""
+        try:
+            payload = ForkingPickler.dumps((job.fn, job.kwargs))
+        except Exception as e:  # noqa: BLE001 - arguments that cannot be pickled: a bug, not the user's
+            LOG.exception("calibdash job %r could not start", job.label)
+            return ("bug", (f"the job could not start ({type(e).__name__}: {e})", "")), 0
+        try:
+            worker.tasks.send_bytes(payload)
+            del payload
+            while True:
+                kind, body = worker.events.recv()
+                if kind == "progress":
+                    job.progress = body
+                else:
+                    return (kind, body[0]), body[1]
         except (EOFError, OSError):
-            pass  # the child is gone: killed, or it died
+            return None, 0  # the worker is gone: killed, or it died
         except Exception:  # noqa: BLE001 - e.g. a result that cannot be unpickled here
             LOG.exception("calibdash job %r: its outcome could not be read", job.label)
-            outcome = ("bug", ("its outcome could not be read back", ""))
-        finally:
-            conn.close()
-        process.join(5)
-        _kill_group(process.pid)  # anything the child left behind (joblib's workers)
-        process.join()
-        with self._lock:
-            if job.state == CANCELLED:
-                state = CANCELLED
-            elif outcome is None:
-                job.bug = f"its process ended unexpectedly (exit code {process.exitcode}; out of memory?)"
-                state = FAILED
-            elif outcome[0] == "done":
-                job.result, state = outcome[1], DONE
-            elif outcome[0] == "error":
-                job.error, state = outcome[1], FAILED
-            else:
-                job.bug, state = outcome[1][0], FAILED
-                LOG.error("calibdash job %r failed by a bug:\n%s", job.label, outcome[1][1])
-            if state == DONE:
-                job.progress = (job.progress[1], job.progress[1], "Done.")
-            self._finish(job, state)
-            self._dispatch()
+            worker.retiring = worker.replace = True  # its pipe may hold the rest of a message: start afresh
+            return ("bug", ("its outcome could not be read back", "")), 0
+
+    def _settle(self, job, outcome, exitcode):
+        if outcome is None:
+            job.bug = f"its process ended unexpectedly (exit code {exitcode}; out of memory?)"
+            state = FAILED
+        elif outcome[0] == "done":
+            job.result, state = outcome[1], DONE
+        elif outcome[0] == "error":
+            job.error, state = outcome[1], FAILED
+        else:
+            job.bug, state = outcome[1][0], FAILED
+            LOG.error("calibdash job %r failed by a bug:\n%s", job.label, outcome[1][1])
+        if state == DONE:
+            job.progress = (job.progress[1], job.progress[1], "Done.")
+        self._finish(job, state)
 
 
 def new_token():

@@ -23,7 +23,7 @@ from calibdash_app.session import job_pool
 from calibdash_app.settings import config_key, default_configs
 
 MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
-POLL_SECONDS = 1.0  # how often a running job's progress is refreshed
+POLL_SECONDS = 0.25  # how often a running job's progress is refreshed (so its result shows this soon after)
 # The session's stores of results and messages, and how many entries each keeps.
 RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "val_results": 8, "job_errors": 16,
                  "cancelled": 16}

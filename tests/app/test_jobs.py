@@ -65,9 +65,16 @@ def alive(pid):
         return f.read().split(")")[-1].split()[0] != "Z"
 
 
+def joblib_pids(n_tasks):
+    """The job's own process id and those of the joblib processes that ran ``n_tasks`` tasks."""
+    from joblib import Parallel, delayed
+
+    return os.getpid(), set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(n_tasks)))
+
+
 @pytest.fixture
 def pool():
-    p = JobPool(max_jobs=1, cores_per_job=2)
+    p = JobPool(max_jobs=1, cores_per_job=1)  # one core: no joblib processes to warm up
     yield p
     p.shutdown()
 
@@ -115,8 +122,63 @@ def test_progress_and_cores_reach_the_job(pool):
         time.sleep(0.05)
     assert job.state == DONE and job.result == 4
     assert (2, 4, "step 2") in seen or (3, 4, "step 3") in seen, seen
-    cores = pool.submit("cores", uses_cores, {}, owner="s")
-    assert cores.wait(WAIT) and cores.result == 2
+    two = JobPool(max_jobs=1, cores_per_job=2)
+    try:
+        cores = two.submit("cores", uses_cores, {}, owner="s")
+        assert cores.wait(WAIT) and cores.result == 2
+    finally:
+        two.shutdown()
+
+
+@pytest.mark.slow
+def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
+    pool = JobPool(max_jobs=1, cores_per_job=2)
+    try:
+        [worker] = pool.worker_pids()
+        first = pool.submit("first", joblib_pids, {"n_tasks": 8}, owner="s")
+        second = pool.submit("second", joblib_pids, {"n_tasks": 8}, owner="s")
+        assert second.wait(WAIT) and first.state == second.state == DONE
+        # The same worker ran both, and its joblib processes (started with the pool) served both.
+        assert first.result[0] == second.result[0] == worker
+        assert first.result[1] == second.result[1] and worker not in first.result[1]
+        stuck = pool.submit("stuck", sleepy, {"seconds": 600}, owner="s")
+        deadline = time.monotonic() + WAIT
+        while stuck.state != RUNNING and time.monotonic() < deadline:
+            time.sleep(0.05)
+        pool.cancel("stuck", owner="s")
+        # Over at once, not when the worker is gone: a rerun asking for it finds it cancelled.
+        assert stuck.state == CANCELLED and pool.counts()["running"] == 0
+        assert pool.job("stuck", owner="s") is None
+        deadline = time.monotonic() + 10
+        while any(alive(pid) for pid in (worker, *first.result[1])) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not any(alive(pid) for pid in (worker, *first.result[1]))
+        after = pool.submit("after", joblib_pids, {"n_tasks": 8}, owner="s")
+        assert after.wait(WAIT) and after.state == DONE
+        assert after.result[0] != worker and after.result[0] in pool.worker_pids()
+    finally:
+        pool.shutdown()
+
+
+@pytest.mark.slow
+def test_a_worker_dead_or_too_big_is_replaced_and_the_next_job_runs():
+    pool = JobPool(max_jobs=1, recycle_bytes=1)  # every worker is "too big" after its job
+    try:
+        first = pool.submit("first", os.getpid, {}, owner="s")
+        second = pool.submit("second", os.getpid, {}, owner="s")
+        assert second.wait(WAIT) and first.state == second.state == DONE
+        assert first.result != second.result  # a fresh worker for the second job
+        deadline = time.monotonic() + WAIT
+        while not pool.worker_pids() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        [idle] = pool.worker_pids()
+        os.kill(idle, 9)  # killed from outside while idle: not the next job's failure
+        while alive(idle):
+            time.sleep(0.05)
+        third = pool.submit("third", os.getpid, {}, owner="s")
+        assert third.wait(WAIT) and third.state == DONE and third.result != idle
+    finally:
+        pool.shutdown()
 
 
 @pytest.mark.slow
