@@ -10,7 +10,9 @@ new browser session and its own seed, so nothing is served from the session's re
 
 from __future__ import annotations
 
+import contextlib
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -83,7 +85,12 @@ def learn_run(browser):
     return seconds
 
 
+def _commit(root):
+    return subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
 def main():
+    """Usage: bench_app.py [BEFORE], BEFORE a checkout of the code before a change (e.g. a git worktree)."""
     import os
 
     from playwright.sync_api import sync_playwright
@@ -91,13 +98,22 @@ def main():
     load_before = os.getloadavg()[0]
     if load_before > 0.8:
         print(f"warning: load average {load_before:.1f} before the run; other work will slow the figures", flush=True)
-    runs = []
-    with tempfile.TemporaryDirectory() as cache, streamlit_server(cache) as url, sync_playwright() as p:
+    before = Path(sys.argv[1]).resolve() if len(sys.argv) > 1 else None
+    runs, old = [], []
+    with contextlib.ExitStack() as stack:
+        p = stack.enter_context(sync_playwright())
+        url = stack.enter_context(streamlit_server(stack.enter_context(tempfile.TemporaryDirectory())))
+        if before is not None:  # the code before a change, in its own checkout: runs interleaved, side by side
+            old_url = stack.enter_context(streamlit_server(stack.enter_context(tempfile.TemporaryDirectory()),
+                                                           root=before))
         browser = launch(p)
         for i in range(REPEATS):
             runs.append(one_run(browser, url, seed=i))
             print(f"run {i + 1}: upload {runs[-1][0]:.1f} s, evaluation {runs[-1][1]:.1f} s, to results {runs[-1][2]:.1f} s, "
                   f"Run to curves {runs[-1][3]:.1f} s", flush=True)
+            if before is not None:
+                old.append(one_run(browser, old_url, seed=i))
+                print(f"before {i + 1}: evaluation {old[-1][1]:.1f} s, Run to curves {old[-1][3]:.1f} s", flush=True)
         python = python_runs(range(REPEATS + 1))
         learn = []
         for i in range(REPEATS):
@@ -106,6 +122,13 @@ def main():
         browser.close()
     med = [statistics.median(r[k] for r in runs) for k in range(4)]
     warm = statistics.median(python[1:])
+    if old:
+        old_med = [statistics.median(r[k] for r in old) for k in range(4)]
+        side = (f"\n*Before*: the same runs against the checkout `{before.name}` ({_commit(before)}), served at the same time "
+                f"and interleaved with these: Run pressed to evaluation finished {old_med[1]:.1f} s, to risk curves drawn "
+                f"{old_med[3]:.1f} s ({old_med[3] / warm:.2f} times the warm Python call).\n")
+    else:
+        side = ""
     body = f"""
 Default evaluation of `cifar100_wrn16-4.npz` (10,000 rows x 100 classes) in the browser:
 Debian's chromium driven by Playwright against `streamlit run`, one new session per repeat
@@ -129,8 +152,8 @@ in the benchmark's own process in the same run while the server is idle: the fir
 Run pressed to risk curves drawn is **{med[3] / warm:.2f} times** the warm Python call ({med[3] / python[0]:.2f} times the
 cold one); target: at most 1.3 times. Targets too: the evaluation completes in under 30 s, the Learn page's default view in
 under 10 s. One-minute load average before the run: {load_before:.2f} (above ~0.5 means other work shared the two cores).
-"""
-    write_section("Dashboard", body, command=".venv/bin/python bench/bench_app.py")
+{side}"""
+    write_section("Dashboard", body, command=" ".join([".venv/bin/python bench/bench_app.py", *sys.argv[1:]]))
     print(body)
 
 

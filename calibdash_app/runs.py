@@ -13,6 +13,7 @@ import hashlib
 import json
 
 import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 import calibdash as cd
 from calibdash.deprecation import renamed_parameters
@@ -23,7 +24,11 @@ from calibdash_app.session import job_pool
 from calibdash_app.settings import config_key, default_configs
 
 MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
-POLL_SECONDS = 0.25  # how often a running job's progress is refreshed (so its result shows this soon after)
+POLL_SECONDS = 1.0  # how often a running job's progress is refreshed
+# Each refresh then waits this long for the job to end, so that a result shows within
+# milliseconds of its end half the time and within half a second always, at the browser's
+# cost of one redraw a second (four a second took a third of a core in chromium: BENCHMARKS.md).
+FINISH_WAIT_SECONDS = 0.5
 # The session's stores of results and messages, and how many entries each keeps.
 RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "val_results": 8, "job_errors": 16,
                  "cancelled": 16}
@@ -244,6 +249,14 @@ def job_progress(key):
                      help="Stop this run. Results computed earlier stay."):
             cancel_job(key)
             st.rerun()
+    # Only in the fragment's own refreshes: a page's run draws every job's panel without waiting.
+    if _refreshing_fragment() and job.wait(FINISH_WAIT_SECONDS):
+        st.rerun()
+
+
+def _refreshing_fragment():
+    ctx = get_script_run_ctx()
+    return bool(getattr(ctx, "fragment_ids_this_run", None))
 
 
 # -- the Compare and Learn pages' runs (calibdash.evaluation.compare, calibdash.lab.studies) --

@@ -69,14 +69,16 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60, script=ROOT / "app.py"):
-    """Start ``script`` (the app) on a free localhost port; yield its URL; stop it."""
+def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT):
+    """Start ``script`` (the app, default ``root``/app.py) of the checkout ``root`` on a free localhost
+    port; yield its URL; stop it."""
     port = free_port()
-    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(ROOT))
+    script = Path(root) / "app.py" if script is None else script
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none"]
-    with served(command, port, cwd=ROOT, env=env, log_path=Path(cache_dir) / f"streamlit_{port}.log",
+    with served(command, port, cwd=root, env=env, log_path=Path(cache_dir) / f"streamlit_{port}.log",
                 timeout=timeout) as server:
         yield server.url
 
