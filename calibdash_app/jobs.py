@@ -7,9 +7,11 @@ job is a call ``fn(**kwargs)`` run by one of ``max_jobs`` long-lived worker proc
 
 * a FIFO queue shared by every session, at most ``max_jobs`` jobs at once, each given
   ``cores_per_job`` cores (passed as ``n_jobs`` to functions that take it);
-* the workers start with the pool and stay warm between jobs: their imports done and their
-  joblib processes started (a job in a fresh process paid about 6 s of the default CIFAR-100
-  evaluation's 24 s for that); a worker left above ``recycle_bytes`` of memory is replaced;
+* ``warm_workers`` workers start with the pool and stay warm between jobs: their imports done
+  and their joblib processes started (a job in a fresh process paid about 6 s of the default
+  CIFAR-100 evaluation's 24 s for that); more start when jobs wait for them, up to
+  ``max_jobs``, and exit after ``idle_seconds`` without a job; a worker left above
+  ``recycle_bytes`` of memory is replaced;
 * jobs are keyed by what they compute (data fingerprint and settings): submitting a key that
   is queued, running or done returns that job, with the new owner added;
 * the job reports progress ``(done, total, message)`` through a pipe read by its worker's
@@ -66,6 +68,11 @@ PROGRESS_INTERVAL = 0.1
 WARM_SECONDS = 3600
 # A worker whose resident memory exceeds this after a job is replaced by a fresh one.
 RECYCLE_BYTES = 2 * 1024**3
+# Workers kept warm while idle (each with its joblib processes: about 0.25 GB a process); the
+# others start when jobs wait for them and exit after IDLE_SECONDS without a job, so that a
+# server with many cores does not hold dozens of idle processes.
+WARM_WORKERS = 2
+IDLE_SECONDS = 600
 
 
 class BusyError(CalibdashError):
@@ -284,7 +291,7 @@ class _Worker:
         self.inbox = queue.SimpleQueue()  # jobs for the driver thread to send; None stops it
         self.job = None
         self.retiring = False  # stopped or stopping: given no new job
-        self.replace = False  # retired on purpose (a cancel, or memory): a warm replacement starts at once
+        self.replace = False  # retired on purpose (a cancel, or memory): replaced at once to keep the warm ones
         self.thread = None
 
     def stop(self):
@@ -312,15 +319,26 @@ class JobPool:
     recycle_bytes : int, default=2 GiB
         A worker whose resident memory exceeds this after a job is replaced by a fresh one
         (memory a large job leaves fragmented is then given back).
+    warm_workers : int, default=min(max_jobs, 2)
+        Workers started with the pool and kept while idle; the others start when jobs wait
+        and exit after ``idle_seconds`` without one.
+    idle_seconds : float, default=600
     """
 
-    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32, recycle_bytes=RECYCLE_BYTES):
+    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32, recycle_bytes=RECYCLE_BYTES,
+                 warm_workers=None, idle_seconds=IDLE_SECONDS):
+        warm_workers = min(max_jobs, WARM_WORKERS) if warm_workers is None else warm_workers
         for name, value in (("max_jobs", max_jobs), ("cores_per_job", cores_per_job), ("max_queued", max_queued),
                             ("max_finished", max_finished), ("recycle_bytes", recycle_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}.")
+        if isinstance(warm_workers, bool) or not isinstance(warm_workers, int) or not 0 <= warm_workers <= max_jobs:
+            raise ConfigError(f"warm_workers must be a whole number from 0 to max_jobs ({max_jobs}), got {warm_workers!r}.")
+        if not idle_seconds > 0:
+            raise ConfigError(f"idle_seconds must be positive, got {idle_seconds!r}.")
         self.max_jobs, self.cores_per_job = max_jobs, cores_per_job
         self.max_queued, self.max_finished, self.recycle_bytes = max_queued, max_finished, recycle_bytes
+        self.warm_workers, self.idle_seconds = warm_workers, idle_seconds
         self._lock = threading.RLock()
         self._queue = deque()
         self._running = {}  # key -> Job
@@ -332,7 +350,7 @@ class JobPool:
         # Before multiprocessing's own exit handler, which would wait for the children.
         atexit.register(self.shutdown)
         with self._lock:  # warm now, so that the first job does not wait for a cold start
-            for _ in range(max_jobs):
+            for _ in range(warm_workers):
                 self._start_worker()
 
     @classmethod
@@ -432,6 +450,9 @@ class JobPool:
             return self._finished[key]
         return next((job for job in self._queue if job.key == key), None)
 
+    def _live_workers(self):
+        return sum(not w.retiring for w in self._workers)
+
     def _start_worker(self):
         tasks_out, tasks_in = self._context.Pipe(duplex=False)
         events_in, events_out = self._context.Pipe(duplex=False)
@@ -492,7 +513,14 @@ class JobPool:
     def _drive(self, worker):
         try:
             while True:
-                job = worker.inbox.get()
+                try:
+                    job = worker.inbox.get(timeout=self.idle_seconds)
+                except queue.Empty:
+                    with self._lock:  # a job given meanwhile is in the inbox: read it next
+                        if worker.job is None and self._live_workers() > self.warm_workers:
+                            worker.retiring = True
+                            break
+                    continue
                 if job is None:
                     break
                 outcome, rss = self._run_on(worker, job)
@@ -516,7 +544,7 @@ class JobPool:
                 if worker.job is not None and not worker.job.finished:  # it died before its driver read the job
                     worker.job.bug = "its worker process ended before the job started"
                     self._finish(worker.job, FAILED)
-                if not self._closed and worker.replace:
+                if not self._closed and worker.replace and self._live_workers() < self.warm_workers:
                     self._start_worker()
                 self._dispatch()
 

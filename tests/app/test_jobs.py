@@ -72,6 +72,22 @@ def joblib_pids(n_tasks):
     return os.getpid(), set(Parallel(n_jobs=2)(delayed(os.getpid)() for _ in range(n_tasks)))
 
 
+def joblib_children(pid):
+    """The living joblib (loky) worker processes whose parent is ``pid``."""
+    found = set()
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                parent = int(f.read().split(")")[-1].split()[1])
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                command = f.read()
+        except (OSError, ValueError):
+            continue
+        if parent == pid and b"LokyProcess" in command and alive(int(entry)):
+            found.add(int(entry))
+    return found
+
+
 @pytest.fixture
 def pool():
     p = JobPool(max_jobs=1, cores_per_job=1)  # one core: no joblib processes to warm up
@@ -135,12 +151,16 @@ def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
     pool = JobPool(max_jobs=1, cores_per_job=2)
     try:
         [worker] = pool.worker_pids()
+        deadline = time.monotonic() + WAIT
+        while len(joblib_children(worker)) < 2 and time.monotonic() < deadline:  # the warm-up starts them
+            time.sleep(0.05)
+        warm = joblib_children(worker)
         first = pool.submit("first", joblib_pids, {"n_tasks": 8}, owner="s")
         second = pool.submit("second", joblib_pids, {"n_tasks": 8}, owner="s")
         assert second.wait(WAIT) and first.state == second.state == DONE
-        # The same worker ran both, and its joblib processes (started with the pool) served both.
+        # The same worker ran both, and only the joblib processes it started before any job.
         assert first.result[0] == second.result[0] == worker
-        assert first.result[1] == second.result[1] and worker not in first.result[1]
+        assert len(warm) == 2 and first.result[1] | second.result[1] <= warm
         stuck = pool.submit("stuck", sleepy, {"seconds": 600}, owner="s")
         deadline = time.monotonic() + WAIT
         while stuck.state != RUNNING and time.monotonic() < deadline:
@@ -150,14 +170,35 @@ def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
         assert stuck.state == CANCELLED and pool.counts()["running"] == 0
         assert pool.job("stuck", owner="s") is None
         deadline = time.monotonic() + 10
-        while any(alive(pid) for pid in (worker, *first.result[1])) and time.monotonic() < deadline:
+        while any(alive(pid) for pid in (worker, *warm)) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not any(alive(pid) for pid in (worker, *first.result[1]))
+        assert not any(alive(pid) for pid in (worker, *warm))
         after = pool.submit("after", joblib_pids, {"n_tasks": 8}, owner="s")
         assert after.wait(WAIT) and after.state == DONE
         assert after.result[0] != worker and after.result[0] in pool.worker_pids()
     finally:
         pool.shutdown()
+
+
+@pytest.mark.slow
+def test_workers_beyond_the_warm_ones_start_on_demand_and_leave_when_idle():
+    pool = JobPool(max_jobs=2, warm_workers=1, idle_seconds=1)
+    try:
+        assert len(pool.worker_pids()) == 1
+        jobs = [pool.submit(key, sleepy, {"seconds": 1.5, "tag": key}, owner="s") for key in ("a", "b")]
+        assert all(job.state == RUNNING for job in jobs) and len(pool.worker_pids()) == 2  # both at once
+        assert all(job.wait(WAIT) and job.state == DONE for job in jobs)
+        deadline = time.monotonic() + WAIT
+        while len(pool.worker_pids()) > 1 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(2.5)  # longer than idle_seconds: the warm one stays
+        assert len(pool.worker_pids()) == 1
+        job = pool.submit("c", add, {"a": 1, "b": 2}, owner="s")
+        assert job.wait(WAIT) and job.result == 3
+    finally:
+        pool.shutdown()
+    with pytest.raises(ConfigError, match="warm_workers"):
+        JobPool(max_jobs=1, warm_workers=2)
 
 
 @pytest.mark.slow
