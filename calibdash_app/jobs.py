@@ -350,8 +350,11 @@ class JobPool:
         # Before multiprocessing's own exit handler, which would wait for the children.
         atexit.register(self.shutdown)
         with self._lock:  # warm now, so that the first job does not wait for a cold start
-            for _ in range(warm_workers):
-                self._start_worker()
+            try:
+                for _ in range(warm_workers):
+                    self._start_worker()
+            except Exception:  # noqa: BLE001 - e.g. in a process still starting up: the first job starts one
+                LOG.exception("calibdash: the warm workers could not start; they start when a job needs them")
 
     @classmethod
     def from_environment(cls, environ=None, **kwargs):

@@ -1,6 +1,8 @@
-"""Test-wide settings: the demo cache goes to a temporary directory, never to ~/.cache."""
+"""Test-wide settings: the demo cache goes to a temporary directory, never to ~/.cache; the
+process's ``__main__`` is the same after every test as before it."""
 
 import os
+import sys
 
 import pytest
 
@@ -15,3 +17,13 @@ def _demo_cache_dir(tmp_path_factory):
         os.environ.pop("CALIBDASH_CACHE_DIR", None)
     else:
         os.environ["CALIBDASH_CACHE_DIR"] = old
+
+
+@pytest.fixture(autouse=True)
+def _main_module_kept():
+    # Streamlit runs an app's script as sys.modules["__main__"] and leaves it there (AppTest
+    # too). A process started later by "spawn" (Dask's workers in the cluster tests) would
+    # then run the whole app while it starts up.
+    main = sys.modules.get("__main__")
+    yield
+    sys.modules["__main__"] = main
