@@ -1,4 +1,4 @@
-"""A bounded pool of jobs run in child processes, shared by the app's sessions.
+"""A bounded pool of jobs run by long-lived worker processes, shared by the app's sessions.
 
 The app's evaluations, comparisons and lab runs take seconds to minutes. Run in the
 server's script threads they hold its GIL (so it stops answering, even its health check),
@@ -60,7 +60,7 @@ LOG = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED, CANCELLED = "queued", "running", "done", "failed", "cancelled"
 FINISHED = (DONE, FAILED, CANCELLED)
-# What every child imports once, in the fork server, before any job.
+# What every worker imports once, in the fork server, before any job.
 PRELOAD = ("calibdash.evaluation.pipeline", "calibdash.evaluation.compare", "calibdash.lab.studies")
 # Progress messages closer together than this are dropped (the last one always goes).
 PROGRESS_INTERVAL = 0.1
