@@ -143,7 +143,7 @@ class Job:
         self.submitted, self.started, self.ended = time.monotonic(), None, None
         self.owners = set()
         self._pool = weakref.ref(pool)
-        self._process = self._worker = None  # while it runs: its worker's process, and the worker
+        self._worker = None  # while it runs: the worker running it
         self._done = threading.Event()
 
     @property
@@ -497,7 +497,7 @@ class JobPool:
                 return
         while self._queue and idle:
             job, worker = self._queue.popleft(), idle.pop(0)
-            job.state, job.started, job._worker, job._process = RUNNING, time.monotonic(), worker, worker.process
+            job.state, job.started, job._worker = RUNNING, time.monotonic(), worker
             job.progress = (0, 0, "Starting...")
             worker.job = job
             self._running[job.key] = job
@@ -505,7 +505,7 @@ class JobPool:
 
     def _finish(self, job, state):
         job.state, job.ended = state, time.monotonic()
-        job.fn = job.kwargs = job._process = job._worker = None  # the data can go
+        job.fn = job.kwargs = job._worker = None  # the data can go
         self._running.pop(job.key, None)
         self._finished[job.key] = job
         while len(self._finished) > self.max_finished:

@@ -247,7 +247,7 @@ def test_cancel_kills_the_process_group(pool, tmp_path):
         time.sleep(0.05)
     grandchild = int(path.read_text())
     assert alive(grandchild) and job.state == RUNNING
-    child = job._process.pid
+    [child] = pool.worker_pids()  # the worker running it
     pool.cancel("stuck", owner="s")
     assert job.wait(WAIT) and job.state == CANCELLED
     deadline = time.monotonic() + 10
