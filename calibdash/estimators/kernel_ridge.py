@@ -31,6 +31,10 @@ from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none
 # Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
 # matrix; dividing by their square roots would amplify rounding errors.
 _EIG_RTOL = 1e-10
+# Entries of a kernel block between query rows and centres formed at once (32 MB in float64):
+# the blocks are consumed right away (a product with a few columns, a row sum), and a whole
+# one would take 0.5 GB per 64 centres at 1,000,000 rows.
+_CHUNK_ENTRIES = 4_000_000
 
 
 def rbf_kernel(A, B, gamma, A_norms=None):
@@ -41,6 +45,13 @@ def rbf_kernel(A, B, gamma, A_norms=None):
     sq = A_norms[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
     np.maximum(sq, 0.0, out=sq)
     return np.exp(-gamma * sq)
+
+
+def row_chunks(n, width):
+    """Row slices of an n x ``width`` computation holding at most _CHUNK_ENTRIES entries each,
+    so that a kernel block between millions of rows and the centres is never formed whole."""
+    rows = max(1, _CHUNK_ENTRIES // max(int(width), 1))
+    return [slice(s, min(s + rows, n)) for s in range(0, n, rows)]
 
 
 @dataclass(frozen=True)
@@ -72,11 +83,17 @@ class KernelBasis:
 
     def features(self, Z):
         """(psi, w): coordinates in the basis and the null-space term (None if low-rank)."""
-        K = rbf_kernel(Z, self.centres, self.gamma)
-        psi = K @ self.projection
+        n = Z.shape[0]
+        psi = np.empty((n, self.projection.shape[1]))
+        KU = None if self.U is None else np.empty((n, self.U.shape[1]))
+        for rows in row_chunks(n, self.centres.shape[0]):
+            K = rbf_kernel(Z[rows], self.centres, self.gamma)
+            psi[rows] = K @ self.projection
+            if KU is not None:
+                KU[rows] = K @ self.U
         if self.U is None:
             return psi, None
-        return psi, K @ self.U - psi @ self.QtU
+        return psi, KU - psi @ self.QtU
 
 
 def exact_basis(Z, U, gamma):
@@ -153,8 +170,11 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     resid = np.ones(n)  # k(z, z) = 1 for the RBF kernel
     norms = np.einsum("ij,ij->i", Z, Z)
     # F grows by at most ``block`` columns per block up to n_components + block - 1:
-    # filled in place, where appending would copy it once per block (2 s at 32,000 x 1,000)
-    F_buf = np.empty((n, n_components + block))
+    # filled in place, where appending would copy it once per block (2 s at 32,000 x 1,000).
+    # Column-major, so that the columns a smooth one-dimensional kernel never reaches (it
+    # stops after a few) are never touched and take no memory: row-major, writing one column
+    # touches every page (2.1 GB at 1,000,000 rows and 200 pivots).
+    F_buf = np.empty((n, n_components + block), order="F")
     F = F_buf[:, :0]
     A = np.empty((0, 0))
     chosen, bounds = [], []
@@ -166,8 +186,9 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
             break
         S = np.unique(rng.choice(n, size=block, p=resid / total))
         FS = F[S]
-        G = rbf_kernel(Z, Z[S], gamma, norms) - F @ FS.T
-        lh, Vh = np.linalg.eigh(G[S])
+        # G = k(Z, Z[S]) - F F[S]^T (n x |S|) is only needed through its rows S and the
+        # product G T with the few directions kept, so it is formed in row chunks.
+        lh, Vh = np.linalg.eigh(rbf_kernel(Z[S], Z[S], gamma, norms[S]) - FS @ FS.T)
         keep = lh > _EIG_RTOL * max(lh.max(), 1e-300)
         if not keep.any():
             exhausted = True
@@ -176,10 +197,11 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
         # G = k(Z, C u S) [[-A F[S]^T], [I]], so the new columns G T have coefficients
         # [[-A F[S]^T T], [T]] on the enlarged set of centres.
         A = np.block([[A, -(A @ FS.T) @ T], [np.zeros((len(S), A.shape[1])), T]])
-        Fb = G @ T
         cols = F.shape[1]
-        F_buf[:, cols : cols + Fb.shape[1]] = Fb
-        F = F_buf[:, : cols + Fb.shape[1]]
+        Fb = F_buf[:, cols : cols + T.shape[1]]
+        for rows in row_chunks(n, len(S)):
+            Fb[rows] = (rbf_kernel(Z[rows], Z[S], gamma, norms[rows]) - F[rows] @ FS.T) @ T
+        F = F_buf[:, : cols + T.shape[1]]
         resid = np.maximum(resid - np.einsum("ij,ij->i", Fb, Fb), 0.0)
         resid[S] = 0.0
         chosen.extend(S.tolist())

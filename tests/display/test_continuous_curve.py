@@ -70,3 +70,14 @@ def test_unknown_bandwidth_word_is_a_clear_error():
     P, y = confident(50)
     with pytest.raises(ValueError, match="'auto', 'silverman' or a positive number"):
         rl.continuous_reliability_curve(P, y, bandwidth="scott")
+
+
+def test_band_is_the_same_when_resamples_come_in_blocks(monkeypatch):
+    import calibdash.metrics.ece as ece_module
+
+    P, y = confident(400, seed=3)
+    whole = rl.continuous_reliability_curve(P, y, n_resamples=30, bandwidth=0.05)
+    monkeypatch.setattr(ece_module, "BOOT_BLOCK", 400 * 4)  # 4 resamples per block
+    blocked = rl.continuous_reliability_curve(P, y, n_resamples=30, bandwidth=0.05)
+    assert np.isfinite(whole["lower"]).sum() > 10
+    np.testing.assert_allclose(blocked[["lower", "upper"]], whole[["lower", "upper"]], rtol=1e-12, equal_nan=True)

@@ -41,10 +41,15 @@ def test_quantile_bins_merge_ties():
     assert len(t) < 10 and t["count"].sum() == 100
 
 
-def test_bootstrap_band_brute_force_and_seeded():
+# Graded targets resample rows: the band equals brute force over the same draws, also when
+# they come in blocks of 7 resamples (50 in all).
+@pytest.mark.parametrize("block", [None, 7 * 120])
+def test_bootstrap_band_brute_force_and_seeded(monkeypatch, block):
+    if block:
+        monkeypatch.setattr(rl, "BOOT_BLOCK", block)
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.3, 1, size=120)
-    correct = (rng.uniform(size=120) < conf).astype(float)
+    correct = rng.integers(0, 3, size=120) / 2.0  # 0, 0.5 or 1
     t = rl.reliability_table(conf, correct, n_bins=4, n_resamples=50, level=0.8, random_state=7)
     # the same resamples one at a time
     edges = rl.bin_edges(conf, 4)
@@ -62,6 +67,27 @@ def test_bootstrap_band_brute_force_and_seeded():
             assert t["band_high"][k] == pytest.approx(np.nanquantile(accs[:, k], 0.9))
     t2 = rl.reliability_table(conf, correct, n_bins=4, n_resamples=50, level=0.8, random_state=7)
     assert t.equals(t2)
+
+
+def test_binary_band_is_the_row_bootstrap_from_cell_counts():
+    """0/1 outcomes: the band comes from multinomial counts of the (bin, outcome) cells, which
+    have the distribution a resample of the rows gives them; its quantiles match 4,000 explicit
+    row resamples within Monte Carlo error (about 0.01 here, bins of 20 to 60 rows)."""
+    rng = np.random.default_rng(2)
+    conf = rng.uniform(0.3, 1, size=120)
+    correct = (rng.uniform(size=120) < conf).astype(float)
+    t = rl.reliability_table(conf, correct, n_bins=4, n_resamples=4000, level=0.8, random_state=7)
+    assert t.equals(rl.reliability_table(conf, correct, n_bins=4, n_resamples=4000, level=0.8, random_state=7))
+    b = rl.assign_bins(conf, rl.bin_edges(conf, 4))
+    idx = np.random.default_rng(99).integers(0, 120, size=(4000, 120))
+    counts = np.stack([np.bincount(b[i], minlength=4) for i in idx])
+    hits = np.stack([np.bincount(b[i], correct[i], minlength=4) for i in idx])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accs = hits / counts
+    np.testing.assert_allclose(t["band_low"], np.nanquantile(accs, 0.1, axis=0), atol=0.03)
+    np.testing.assert_allclose(t["band_high"], np.nanquantile(accs, 0.9, axis=0), atol=0.03)
+    filled = t["count"] > 0
+    assert filled.sum() == 3 and (t["band_high"] - t["band_low"])[filled].gt(0.05).all()  # a real band, not a point
 
 
 def test_per_class_and_errors():

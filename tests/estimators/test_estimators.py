@@ -206,6 +206,30 @@ def test_low_rank_path_is_exact_ridge_of_the_nystroem_kernel(fam, notion):
     assert_rel_close(H, expected, max(1e-8, 1e-14 * worst_cond))
 
 
+@pytest.mark.parametrize("notion", ["top-label", "canonical"])
+def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
+    """The pivoted factor and the query features are formed a few rows at a time (a kernel
+    block between a million rows and 64 pivots would take 0.5 GB): the same estimators."""
+    from calibdash.estimators import kernel_ridge
+
+    P, y = random_problem(seed=5, n=300, d=3)
+    kw = dict(notion=notion, exact_max_n=10, n_components=24)
+    lams = [1e-4, 1e-2]
+    whole = {fam: cd.make_estimator(fam, **kw).fit_path(P[:200], y[:200], lams) for fam in ("ukkr", "kkkr")}
+    rows = []
+    real = kernel_ridge.rbf_kernel
+    monkeypatch.setattr(kernel_ridge, "rbf_kernel", lambda A, *a, **k: rows.append(A.shape[0]) or real(A, *a, **k))
+    monkeypatch.setattr(kernel_ridge, "_CHUNK_ENTRIES", 7 * 24)  # 7 rows per block
+    for fam in ("ukkr", "kkkr"):
+        rows.clear()
+        chunked = cd.make_estimator(fam, **kw).fit_path(P[:200], y[:200], lams)
+        # the pivots' own block (at most 24 rows) and the 200 rows 7 at a time
+        assert max(rows) <= 24 and sum(r <= 7 for r in rows) >= 200 / 7
+        np.testing.assert_allclose(chunked.risks(P[200:], y[200:]), whole[fam].risks(P[200:], y[200:]), rtol=1e-12)
+        for a, b in zip(chunked, whole[fam]):
+            np.testing.assert_allclose(a.h(P[200:], P[200:]), b.h(P[200:], P[200:]), rtol=1e-10, atol=1e-14)
+
+
 @pytest.mark.parametrize("fam,notion", SUPPORTED)
 def test_fit_path_equals_individual_fits(fam, notion):
     P, y = random_problem(seed=4, n=90, d=3)

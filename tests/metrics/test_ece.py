@@ -217,13 +217,15 @@ def test_mass_bootstrap_with_ties_equals_explicit_resamples(convex):
     assert se == pytest.approx(np.std(boots, ddof=1), rel=1e-9)
 
 
-def test_bootstrap_blocks_do_not_change_the_result(monkeypatch):
+# Blocks of resamples (8 at a time here, 25 in all) draw the same counts as one matrix.
+@pytest.mark.parametrize("name, notion", [("ece-convex", "classwise"), ("ece-kde", "top-label"), ("ece-mass-sqrt", "top-label")])
+def test_bootstrap_blocks_do_not_change_the_result(monkeypatch, name, notion):
     import calibdash.metrics.ece as ece_module  # the module: the package does not re-export the function ece
 
     P, y = small_data(n=150, d=3, seed=2)
-    full = ece_bootstrap("ece-convex", P, y, notion="classwise", n_resamples=25)
-    monkeypatch.setattr(ece_module, "BOOT_BLOCK", 2 * 150 * 4)  # four resamples per block
-    assert ece_bootstrap("ece-convex", P, y, notion="classwise", n_resamples=25) == pytest.approx(full, rel=1e-12)
+    full = ece_bootstrap(name, P, y, notion=notion, n_resamples=25)
+    monkeypatch.setattr(ece_module, "BOOT_BLOCK", 2 * 150 * 4)
+    assert ece_bootstrap(name, P, y, notion=notion, n_resamples=25) == pytest.approx(full, rel=1e-12)
 
 
 def test_classwise_bootstrap_is_the_mean_over_classes():
