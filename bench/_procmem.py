@@ -56,3 +56,8 @@ def peak_mib():
     """Peak of the summed resident memory since import, in MiB."""
     _peak[0] = max(_peak[0], tree_pss_kib())
     return _peak[0] / 1024
+
+
+def reset_peak():
+    """Start a new measurement: the next :func:`peak_mib` covers only what runs from now on."""
+    _peak[0] = tree_pss_kib()

@@ -15,6 +15,9 @@ Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is 
 * default10k: the default top-label + canonical evaluation on CIFAR-100 (n_jobs=2) in units
   of one exact 4000 x 4000 ``numpy.linalg.eigh`` timed in the same process (issue 26:
   at most one unit), optionally side by side with another checkout (the "before").
+* registry: ``calibdash evaluate`` on a 10-file Parquet dataset of 10,000,000 rows of a binary
+  classifier (issue 26: at most 7 eig units and 4 GiB), jobs 1 and 2, with the verdict's interval
+  against the simulation's true error.
 * uncertainty: the CIFAR-100 pipeline before and after the honest intervals (issue 13):
   this tree against a checkout of the commit before them (``git worktree add /tmp/before
   14181f1``), the same configuration in both (the old defaults), and the new defaults.
@@ -22,6 +25,7 @@ Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is 
 Run from the project root:  .venv/bin/python bench/bench_pipeline.py [cifar100] [large] [scaling] [fold]
                             .venv/bin/python bench/bench_pipeline.py binary /tmp/before
                             .venv/bin/python bench/bench_pipeline.py default10k [BEFORE_CHECKOUT]
+                            .venv/bin/python bench/bench_pipeline.py registry [ROWS]
                             .venv/bin/python bench/bench_pipeline.py uncertainty /tmp/before
 """
 
@@ -342,6 +346,98 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}})
     write_section("Scaling with n", body, command=".venv/bin/python bench/bench_pipeline.py scaling")
 
 
+# Issue 26's registry-size case: a binary classifier's outputs in a 10-file Parquet dataset
+# (columns p and y), evaluated by the command line as a user would.
+REGISTRY_ROWS = 10_000_000
+REGISTRY_FILES = 10
+
+
+def registry_truth():
+    """The simulation's true top-label error: confidence c = 0.5 + 0.5 Beta(5, 2), right with
+    probability c^1.3, so the error is sqrt(E[(c - c^1.3)^2])."""
+    import numpy as np
+    from scipy import integrate, stats
+
+    density = stats.beta(5, 2).pdf
+    value, _ = integrate.quad(lambda c: (c - c**1.3) ** 2 * 2 * density(2 * c - 1), 0.5, 1.0)
+    return float(np.sqrt(value))
+
+
+def write_registry(directory, rows=REGISTRY_ROWS, files=REGISTRY_FILES, seed=0):
+    """The dataset: per file, rows // files outputs; p is the probability of class 1 and the
+    predicted class is 1 or 0 at random, so the top-label confidence is c either way."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    for f in range(files):
+        m = rows // files
+        c = 0.5 + 0.5 * rng.beta(5, 2, m)
+        right = rng.random(m) < c**1.3
+        flip = rng.random(m) < 0.5
+        p = np.where(flip, 1 - c, c)
+        y = np.where(flip, ~right, right).astype(np.int64)
+        pd.DataFrame({"p": p, "y": y}).to_parquet(Path(directory) / f"part-{f:02d}.parquet", index=False)
+
+
+def bench_registry(rows=REGISTRY_ROWS, repeats=1):
+    import tempfile
+    import time
+
+    import _procmem
+
+    from calibdash.evaluation.evaluations import Evaluations
+    from calibdash.evaluation.verdict import judge
+
+    load = os.getloadavg()[0]
+    truth = registry_truth()
+    eig = "A = np.random.default_rng(0).standard_normal((4000, 4000)); A = A + A.T\nt = time.perf_counter(); np.linalg.eigh(A)\n"
+    units = [run(eig + "print(json.dumps({'s': time.perf_counter() - t}))")["s"] for _ in range(3)]
+    unit = statistics.median(units)
+    lines = []
+    with tempfile.TemporaryDirectory() as tmp:
+        data = Path(tmp) / "registry"
+        data.mkdir()
+        write_registry(data, rows)
+        for jobs in (1, 2):
+            times, peaks = [], []
+            for r in range(repeats):
+                out = Path(tmp) / f"out-{jobs}-{r}"
+                cmd = [str(Path(PY).with_name("calibdash")), "evaluate", str(data), "--prob-columns", "p", "--label-column", "y",
+                       "--notion", "top-label", "--out", str(out), "--quiet"] + (["--jobs", str(jobs)] if jobs != 1 else [])
+                _procmem.reset_peak()
+                t = time.perf_counter()
+                subprocess.run(cmd, check=True)
+                times.append(time.perf_counter() - t)
+                peaks.append(_procmem.peak_mib())
+            evaluation = Evaluations.from_json((out / "result.json").read_text())
+            (_, _, result), = evaluation.results()
+            j = judge(result)
+            sec = statistics.median(times)
+            covered = "yes" if j.low <= truth <= j.high else "**no**"
+            flag = "" if jobs == 1 else f" --jobs {jobs}"
+            lines.append(f"| `{flag.strip() or '(default: 1 job)'}` | {sec:.0f} | {sec / unit:.1f} | {max(peaks):,.0f} | "
+                         f"{100 * j.estimate:.3f} ({100 * j.low:.3f} to {100 * j.high:.3f}) | {covered} |")
+            print(lines[-1], flush=True)
+    body = (
+        f"`calibdash evaluate DIR --prob-columns p --label-column y --notion top-label --out OUT` on a {REGISTRY_FILES}-file "
+        f"Parquet dataset of {rows:,} rows (columns p, y: a binary classifier whose confidence is c = 0.5 + 0.5 Beta(5, 2) "
+        f"and right with probability c^1.3; true top-label error {100 * truth:.3f} points), every default estimator and "
+        "grid. Seconds from the command's start to its exit (reading, the evaluation, writing the tables and the HTML "
+        "report); eig units: that time over one exact 4000 x 4000 `numpy.linalg.eigh` timed in fresh processes in the "
+        f"same run ({unit:.2f} s, median of 3). Peak memory: the summed proportional set size (PSS) of the command and its "
+        "joblib workers. *Verdict*: the report's calibration error and 95% interval (the union of the tied estimators' "
+        f"intervals), in points; median of {repeats} run(s).\n\n"
+        "| jobs | seconds | eig units | peak memory (MiB) | verdict (points) | interval holds the truth |\n"
+        "|---|---:|---:|---:|---|---|\n" + "\n".join(lines) + "\n\n"
+        "Issue 26's targets: at most 7 eig units and 4 GiB (4,096 MiB) on 2 cores. "
+        f"One-minute load average before the run: {load:.2f} (above ~0.5 means other work shared the two cores)."
+    )
+    print(body, flush=True)
+    write_section("Ten million rows from a Parquet dataset", body,
+                  command=".venv/bin/python bench/bench_pipeline.py registry")
+
+
 # The authors' code, one of five folds, top-label, n = 10,000, d = 5 (docs/design.md, section 6).
 AUTHORS_FOLD_SECONDS = {"bins": 0.4, "kde": 8.6, "kkkr": 110.0, "ukkr": 439.0}
 
@@ -386,6 +482,9 @@ if __name__ == "__main__":
         if len(sys.argv) != 3:
             raise SystemExit("usage: bench_pipeline.py uncertainty BEFORE_CHECKOUT (git worktree add /tmp/before 14181f1)")
         bench_uncertainty(sys.argv[2])
+        raise SystemExit(0)
+    if sys.argv[1:2] == ["registry"]:
+        bench_registry(*(int(float(a)) for a in sys.argv[2:3]))
         raise SystemExit(0)
     if sys.argv[1:2] == ["default10k"]:
         bench_default10k(*sys.argv[2:3])

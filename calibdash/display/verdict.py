@@ -91,6 +91,10 @@ class Verdict:
         return "\n".join(lines)
 
 
+def _count(n):
+    return "?" if n is None else f"{int(n):,}"
+
+
 def _names(names):
     names = [f"**{n}**" for n in names]
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -191,7 +195,7 @@ def verdict(result):
             "points; it is an L1 error, on another scale than the figure above, so compare it with other L1 errors only."
         )
     details.append(
-        f"Every interval covers both which {result.config.get('n_test', '?')} rows were held out and which rows fitted "
+        f"Every interval covers both which {_count(result.config.get('n_test'))} rows were held out and which rows fitted "
         f"the {k} fold models. It cannot cover an estimator's bias: smoothing estimators shrink small errors towards 0 "
         "(the measured coverage is in the documentation's results)."
     )

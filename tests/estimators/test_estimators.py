@@ -206,6 +206,34 @@ def test_low_rank_path_is_exact_ridge_of_the_nystroem_kernel(fam, notion):
     assert_rel_close(H, expected, max(1e-8, 1e-14 * worst_cond))
 
 
+@pytest.mark.parametrize("notion", ["top-label", "classwise"])
+@pytest.mark.parametrize("strategy", ["uniform", "quantile"])
+def test_binning_from_sorted_rows_equals_the_per_row_route(notion, strategy, monkeypatch):
+    """Above SORTED_MIN_ROWS the binning family sorts the rows once per fold and sums runs of
+    them (O(B log n) per grid value); the same gaps and risks as binning each row, empty bins,
+    ties at an edge and confidences of exactly 1 included."""
+    from calibdash.estimators import binning
+
+    P, y = random_problem(seed=11, n=400, d=3)
+    P[:40] = [0.5, 0.25, 0.25]  # ties exactly at a uniform edge for even bin counts
+    P[40:50] = [1.0, 0.0, 0.0]
+    bins = [1, 2, 7, 40, 300]  # 300 bins: many empty
+    kw = dict(notion=notion, strategy=strategy)
+    per_row = cd.make_estimator("bins", **kw).fit_path(P[:300], y[:300], bins)
+    per_row_risks = per_row.risks(P[300:], y[300:])  # the route is chosen when the risks are computed
+    monkeypatch.setattr(binning, "SORTED_MIN_ROWS", 0)
+    calls = []
+    real = binning.SortedRows.runs
+    monkeypatch.setattr(binning.SortedRows, "runs", lambda self, edges: calls.append(len(edges)) or real(self, edges))
+    sorted_rows = cd.make_estimator("bins", **kw).fit_path(P[:300], y[:300], bins)
+    assert len(calls) == len(bins) * (1 if notion == "top-label" else 3)
+    for a, b in zip(sorted_rows, per_row):
+        for ea, eb, ga, gb in zip(a.edges_, b.edges_, a.gaps_, b.gaps_):
+            np.testing.assert_array_equal(ea, eb)
+            np.testing.assert_allclose(ga, gb, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(sorted_rows.risks(P[300:], y[300:]), per_row_risks, rtol=1e-10)
+
+
 @pytest.mark.parametrize("notion", ["top-label", "canonical"])
 def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
     """The pivoted factor and the query features are formed a few rows at a time (a kernel
@@ -216,6 +244,8 @@ def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
     kw = dict(notion=notion, exact_max_n=10, n_components=24)
     lams = [1e-4, 1e-2]
     whole = {fam: cd.make_estimator(fam, **kw).fit_path(P[:200], y[:200], lams) for fam in ("ukkr", "kkkr")}
+    # the held-out features too are computed before the chunk size changes
+    expected = {fam: (path.risks(P[200:], y[200:]), [e.h(P[200:], P[200:]) for e in path]) for fam, path in whole.items()}
     rows = []
     real = kernel_ridge.rbf_kernel
     monkeypatch.setattr(kernel_ridge, "rbf_kernel", lambda A, *a, **k: rows.append(A.shape[0]) or real(A, *a, **k))
@@ -225,9 +255,10 @@ def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
         chunked = cd.make_estimator(fam, **kw).fit_path(P[:200], y[:200], lams)
         # the pivots' own block (at most 24 rows) and the 200 rows 7 at a time
         assert max(rows) <= 24 and sum(r <= 7 for r in rows) >= 200 / 7
-        np.testing.assert_allclose(chunked.risks(P[200:], y[200:]), whole[fam].risks(P[200:], y[200:]), rtol=1e-12)
-        for a, b in zip(chunked, whole[fam]):
-            np.testing.assert_allclose(a.h(P[200:], P[200:]), b.h(P[200:], P[200:]), rtol=1e-10, atol=1e-14)
+        risks, hs = expected[fam]
+        np.testing.assert_allclose(chunked.risks(P[200:], y[200:]), risks, rtol=1e-12)
+        for a, h in zip(chunked, hs):
+            np.testing.assert_allclose(a.h(P[200:], P[200:]), h, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("fam,notion", SUPPORTED)
