@@ -35,6 +35,8 @@ _EIG_RTOL = 1e-10
 # the blocks are consumed right away (a product with a few columns, a row sum), and a whole
 # one would take 0.5 GB per 64 centres at 1,000,000 rows.
 _CHUNK_ENTRIES = 4_000_000
+# A pivoted factor up to this many entries (rows x (pivots + a block), 128 MB) is formed whole.
+_WHOLE_FACTOR_ENTRIES = 16_000_000
 
 
 def rbf_kernel(A, B, gamma, A_norms=None):
@@ -171,10 +173,14 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     norms = np.einsum("ij,ij->i", Z, Z)
     # F grows by at most ``block`` columns per block up to n_components + block - 1:
     # filled in place, where appending would copy it once per block (2 s at 32,000 x 1,000).
-    # Column-major, so that the columns a smooth one-dimensional kernel never reaches (it
-    # stops after a few) are never touched and take no memory: row-major, writing one column
-    # touches every page (2.1 GB at 1,000,000 rows and 200 pivots).
-    F_buf = np.empty((n, n_components + block), order="F")
+    # A large factor is column-major and its kernel blocks are formed in row chunks: the
+    # columns a smooth one-dimensional kernel never reaches (it stops after a few) are then
+    # never touched and take no memory (row-major, writing one column touches every page:
+    # 2.1 GB at 1,000,000 rows and 200 pivots), nor is G = k(Z, Z[S]) - F F[S]^T formed whole
+    # (n x 64). A small one is computed as it always was, to the last digit, which the
+    # Nystroem path amplifies to about 1e-9 relative: older result files rerun identically.
+    whole = n * (n_components + block) <= _WHOLE_FACTOR_ENTRIES
+    F_buf = np.empty((n, n_components + block), order="C" if whole else "F")
     F = F_buf[:, :0]
     A = np.empty((0, 0))
     chosen, bounds = [], []
@@ -186,9 +192,12 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
             break
         S = np.unique(rng.choice(n, size=block, p=resid / total))
         FS = F[S]
-        # G = k(Z, Z[S]) - F F[S]^T (n x |S|) is only needed through its rows S and the
-        # product G T with the few directions kept, so it is formed in row chunks.
-        lh, Vh = np.linalg.eigh(rbf_kernel(Z[S], Z[S], gamma, norms[S]) - FS @ FS.T)
+        if whole:
+            G = rbf_kernel(Z, Z[S], gamma, norms) - F @ FS.T
+            GS = G[S]
+        else:
+            GS = rbf_kernel(Z[S], Z[S], gamma, norms[S]) - FS @ FS.T
+        lh, Vh = np.linalg.eigh(GS)
         keep = lh > _EIG_RTOL * max(lh.max(), 1e-300)
         if not keep.any():
             exhausted = True
@@ -198,9 +207,13 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
         # [[-A F[S]^T T], [T]] on the enlarged set of centres.
         A = np.block([[A, -(A @ FS.T) @ T], [np.zeros((len(S), A.shape[1])), T]])
         cols = F.shape[1]
-        Fb = F_buf[:, cols : cols + T.shape[1]]
-        for rows in row_chunks(n, len(S)):
-            Fb[rows] = (rbf_kernel(Z[rows], Z[S], gamma, norms[rows]) - F[rows] @ FS.T) @ T
+        if whole:
+            Fb = G @ T
+            F_buf[:, cols : cols + Fb.shape[1]] = Fb
+        else:
+            Fb = F_buf[:, cols : cols + T.shape[1]]
+            for rows in row_chunks(n, len(S)):
+                Fb[rows] = (rbf_kernel(Z[rows], Z[S], gamma, norms[rows]) - F[rows] @ FS.T) @ T
         F = F_buf[:, : cols + T.shape[1]]
         resid = np.maximum(resid - np.einsum("ij,ij->i", Fb, Fb), 0.0)
         resid[S] = 0.0

@@ -236,8 +236,9 @@ def test_binning_from_sorted_rows_equals_the_per_row_route(notion, strategy, mon
 
 @pytest.mark.parametrize("notion", ["top-label", "canonical"])
 def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
-    """The pivoted factor and the query features are formed a few rows at a time (a kernel
-    block between a million rows and 64 pivots would take 0.5 GB): the same estimators."""
+    """A large training set's pivoted factor and the query features are formed a few rows at a
+    time (a kernel block between a million rows and 64 pivots would take 0.5 GB): the same
+    estimators, to rounding."""
     from calibdash.estimators import kernel_ridge
 
     P, y = random_problem(seed=5, n=300, d=3)
@@ -250,6 +251,7 @@ def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
     real = kernel_ridge.rbf_kernel
     monkeypatch.setattr(kernel_ridge, "rbf_kernel", lambda A, *a, **k: rows.append(A.shape[0]) or real(A, *a, **k))
     monkeypatch.setattr(kernel_ridge, "_CHUNK_ENTRIES", 7 * 24)  # 7 rows per block
+    monkeypatch.setattr(kernel_ridge, "_WHOLE_FACTOR_ENTRIES", 0)  # the factor of a large training set
     for fam in ("ukkr", "kkkr"):
         rows.clear()
         chunked = cd.make_estimator(fam, **kw).fit_path(P[:200], y[:200], lams)
