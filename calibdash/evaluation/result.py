@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -216,9 +217,7 @@ class EvaluationResult:
             "curves": _frame_to_json(self.curves),
             "folds": _frame_to_json(self.folds),
             "others": _frame_to_json(self.others),
-            "split": None if self.split is None else {
-                "test": [int(i) for i in self.split["test"]],
-                "folds": [[int(i) for i in v] for v in self.split["folds"]]},
+            "split": None if self.split is None else split_to_json(self.split, self.config),
         }
 
     @classmethod
@@ -232,9 +231,7 @@ class EvaluationResult:
             warnings=list(obj["warnings"]),
             grid_edges=[GridEdge.from_dict(edge) for edge in obj.get("grid_edges", [])],  # absent in older files
             others=_frame_from_json(obj["others"]) if "others" in obj else None,
-            split=None if obj.get("split") is None else {
-                "test": np.asarray(obj["split"]["test"], dtype=np.int64),
-                "folds": [np.asarray(v, dtype=np.int64) for v in obj["split"]["folds"]]},
+            split=None if obj.get("split") is None else split_from_json(obj["split"]),
         )
 
     def to_json(self, indent=None):
@@ -252,6 +249,54 @@ class EvaluationResult:
             raise InputError(f"This file holds {len(found)} results; read it with "
                              "calibdash.evaluation.evaluations.Evaluations.from_json.")
         return found[0]
+
+
+# ----------------------------------------------------------------------------- the split in a file
+def split_sha256(split):
+    """Fingerprint of a split's row numbers (the test rows, then each fold, as little-endian int64)."""
+    h = hashlib.sha256()
+    for part in (split["test"], *split["folds"]):
+        h.update(np.asarray(part, dtype="<i8").tobytes())
+        h.update(b"|")
+    return h.hexdigest()
+
+
+def _seeded_split(recipe):
+    from calibdash.evaluation.pipeline import make_split  # the pipeline imports this module
+
+    test, folds = make_split(recipe["n"], recipe["test_size"], recipe["n_folds"], recipe["random_state"])
+    return {"test": test, "folds": [v for _, v in folds]}
+
+
+def split_to_json(split, config):
+    """The split as a file writes it. The pipeline's split is the seeded one of
+    ``make_split``, so the file records that recipe and the row numbers' sha256 instead of
+    the row numbers (156 MB of JSON at 10,000,000 rows, over the reader's own size limit); a
+    split made otherwise is written out."""
+    call = config.get("call", {}) if isinstance(config, dict) else {}
+    try:
+        recipe = {"n": int(config["n"]), "test_size": float(call["test_size"]), "n_folds": int(call["n_folds"]),
+                  "random_state": int(call["random_state"])}
+        seeded = _seeded_split(recipe)
+    except (KeyError, TypeError, ValueError, InputError, ConfigError):
+        seeded = None
+    sha = split_sha256(split)
+    if seeded is not None and recipe["n"] <= schema.SEEDED_SPLIT_ROWS and split_sha256(seeded) == sha:
+        return {"seeded": recipe, "sha256": sha}
+    return {"test": [int(i) for i in split["test"]], "folds": [[int(i) for i in v] for v in split["folds"]]}
+
+
+def split_from_json(obj):
+    """The split of a file: its row numbers, or the seeded split rebuilt and checked against
+    the recorded sha256. None when this NumPy draws another permutation from the seed than the
+    one that wrote the file (the holdout rows are then unknown; nothing else changes)."""
+    if "seeded" not in obj:
+        return {"test": np.asarray(obj["test"], dtype=np.int64), "folds": [np.asarray(v, dtype=np.int64) for v in obj["folds"]]}
+    try:
+        split = _seeded_split(obj["seeded"])
+    except (ConfigError, InputError):  # a recipe make_split refuses: not a split calibdash wrote
+        return None
+    return split if split_sha256(split) == obj["sha256"] else None
 
 
 # ----------------------------------------------------------------------------- the file format

@@ -98,6 +98,10 @@ def _type_name(value):
             list: "a list", dict: "an object"}.get(type(value), type(value).__name__)
 
 
+# Most rows of a split recorded by its seed: reading the file rebuilds the permutation (8 bytes a row).
+SEEDED_SPLIT_ROWS = 100_000_000
+
+
 def _fail(where, expected, value):
     raise InputError(f"{_DAMAGED}: {where} must be {expected}, not {_type_name(value)}.")
 
@@ -239,7 +243,17 @@ def _check_result(result, where):
     if "others" in result:
         _check_frame(result["others"], f"{where}.others")
     split = result.get("split")
-    if split is not None:
+    if isinstance(split, dict) and "seeded" in split:
+        _object(split, f"{where}.split", required=("seeded", "sha256"), closed=True)
+        recipe = _object(split["seeded"], f"{where}.split.seeded", required=("n", "test_size", "n_folds", "random_state"),
+                         closed=True)
+        _check(_is_int(recipe["n"]) and 0 < recipe["n"] <= SEEDED_SPLIT_ROWS, f"{where}.split.seeded.n",
+               f"a number of rows up to {SEEDED_SPLIT_ROWS:,}", recipe["n"])
+        for key in ("n_folds", "random_state"):
+            _check(_is_int(recipe[key]) and 0 <= recipe[key] < 2**63, f"{where}.split.seeded.{key}", "a whole number", recipe[key])
+        _check(_is_real(recipe["test_size"]), f"{where}.split.seeded.test_size", "a number", recipe["test_size"])
+        _check(_is_text(split["sha256"], 64), f"{where}.split.sha256", "a sha256", split["sha256"])
+    elif split is not None:
         _object(split, f"{where}.split", required=("test", "folds"))
         _list(split["test"], f"{where}.split.test", lambda v: _is_int(v) and v >= 0, "row numbers", longest=10**9)
         _list(split["folds"], f"{where}.split.folds", lambda v: isinstance(v, list), "lists", longest=FOLDS.value)

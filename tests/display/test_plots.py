@@ -121,3 +121,18 @@ def test_estimates_by_quantity_keeps_scales_apart(top, canonical):
                 scale = 100 if q in ("calibration error (L2)", "L1 calibration error") else 1
                 assert x == pytest.approx(scale * value)
     assert "squared kernel calibration error (raw)" in [a.text for a in plots.estimates_by_quantity(canonical).layout.annotations]
+
+
+def test_a_map_of_millions_of_rows_draws_a_thinned_scatter_and_a_line_from_every_row():
+    rng = np.random.default_rng(0)
+    x = rng.uniform(0.5, 1.0, 1_000_003)
+    table = rl.reliability_table(x, (rng.random(len(x)) < x).astype(float), n_bins=10, n_resamples=0)
+    fig = plots.reliability_figure(table, recal=(x, x**1.3, "recal"))
+    (points,) = [t for t in fig.data if t.name.startswith("recal;")]
+    assert points.name == "recal; 1 in 201 of 1,000,003 rows shown"
+    assert len(points.x) <= plots.MAX_MAP_POINTS and np.all(np.diff(points.x) > 0)
+    np.testing.assert_allclose(points.y, points.x**1.3)  # the map's own values at the rows drawn
+    (line,) = [t for t in fig.data if t.name == "recalibration curve (smoothed)"]
+    assert line.x[0] < 0.51 and line.x[-1] > 0.99  # the whole range: every row enters the line
+    small = plots.reliability_figure(table, recal=(x[:300], x[:300], "recal"))
+    assert len([t for t in small.data if t.name == "recal"][0].x) == 300
