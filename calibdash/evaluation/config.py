@@ -15,8 +15,10 @@ import math
 import numbers
 from dataclasses import dataclass
 
+import numpy as np
+
 from calibdash.core.notions import NOTIONS, check_notion
-from calibdash.errors import ConfigError
+from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import make_estimator
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, N_BINS, REGISTRY, available_estimators
 from calibdash.limits import FOLDS, GRID_COMBINATIONS, GRID_VALUES
@@ -250,6 +252,28 @@ class EvaluationConfig:
         """sha256 identifying this evaluation of the data with fingerprint ``data_sha256``."""
         text = data_sha256 + json.dumps(self.to_dict(), sort_keys=True, separators=(",", ":"), default=str)
         return hashlib.sha256(text.encode()).hexdigest()
+
+
+def make_split(n, test_size=0.2, n_folds=5, random_state=0):
+    """Seeded holdout split and k folds of the optimisation set.
+
+    Returns
+    -------
+    test : ndarray of row indices
+    folds : list of (train, validation) index arrays
+    """
+    check_split(test_size, n_folds)
+    perm = np.random.default_rng(random_state).permutation(n)
+    n_test = int(np.ceil(test_size * n))
+    test, opt = perm[:n_test], perm[n_test:]
+    if n_test < 2 or len(opt) < 2 * n_folds:
+        raise InputError(
+            f"{n} rows are too few for a {test_size:.0%} holdout and {n_folds} folds: every "
+            "validation fold and the holdout set need at least 2 rows. Use more data or fewer folds."
+        )
+    parts = np.array_split(opt, n_folds)
+    folds = [(np.concatenate(parts[:k] + parts[k + 1 :]), parts[k]) for k in range(n_folds)]
+    return test, folds
 
 
 def shared_split(configs):

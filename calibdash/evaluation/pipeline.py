@@ -33,7 +33,7 @@ from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
-from calibdash.evaluation.config import EvaluationConfig, check_split, combinations, shared_split
+from calibdash.evaluation.config import EvaluationConfig, combinations, make_split, shared_split
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.evaluation.schema import INPUT_KEYS
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
@@ -47,28 +47,6 @@ from calibdash.predictions import Predictions, canonical_sha256
 # estimator's normalisers and its holdout kernel products): a few seconds each, so that two
 # workers finish together.
 _SHARED_WORK_PER_TASK = 2.5e9
-
-
-def make_split(n, test_size=0.2, n_folds=5, random_state=0):
-    """Seeded holdout split and k folds of the optimisation set.
-
-    Returns
-    -------
-    test : ndarray of row indices
-    folds : list of (train, validation) index arrays
-    """
-    check_split(test_size, n_folds)
-    perm = np.random.default_rng(random_state).permutation(n)
-    n_test = int(np.ceil(test_size * n))
-    test, opt = perm[:n_test], perm[n_test:]
-    if n_test < 2 or len(opt) < 2 * n_folds:
-        raise InputError(
-            f"{n} rows are too few for a {test_size:.0%} holdout and {n_folds} folds: every "
-            "validation fold and the holdout set need at least 2 rows. Use more data or fewer folds."
-        )
-    parts = np.array_split(opt, n_folds)
-    folds = [(np.concatenate(parts[:k] + parts[k + 1 :]), parts[k]) for k in range(n_folds)]
-    return test, folds
 
 
 def _fold_task(P, y, train, val, notion, items, shared=None):

@@ -15,6 +15,7 @@ from calibdash.deprecation import translate_keys
 from calibdash.errors import ConfigError, InputError
 from calibdash.evaluation import schema
 from calibdash.evaluation.advice import GridEdge
+from calibdash.evaluation.config import make_split
 
 # The columns of the literature's rows (``EvaluationResult.others``).
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
@@ -262,8 +263,6 @@ def split_sha256(split):
 
 
 def _seeded_split(recipe):
-    from calibdash.evaluation.pipeline import make_split  # the pipeline imports this module
-
     test, folds = make_split(recipe["n"], recipe["test_size"], recipe["n_folds"], recipe["random_state"])
     return {"test": test, "folds": [v for _, v in folds]}
 
