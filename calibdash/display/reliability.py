@@ -12,6 +12,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
 from calibdash.core import notions
 from calibdash.deprecation import renamed_parameters
@@ -20,7 +21,6 @@ from calibdash.estimators import binning
 from calibdash.estimators.registry import REGISTRY
 from calibdash.limits import RESAMPLES
 from calibdash.metrics.ece import (
-    BOOT_BLOCK,
     bootstrap_count_blocks,
     check_bandwidth,
     kde_problem_ece,
@@ -135,16 +135,12 @@ def reliability_table(conf, correct, n_bins=15, strategy="uniform", n_resamples=
             drawn = rng.multinomial(n, cells / n, size=n_resamples).reshape(n_resamples, nb, 2)
             c_boot, s_boot = drawn.sum(axis=2), drawn[:, :, 1]
         else:
-            # Graded targets: one bincount over (resample, bin) pairs per block of resampled
-            # rows, drawn from one generator (the draws of one (n_resamples, n) matrix).
-            block = max(1, BOOT_BLOCK // n)
-            c_boot, s_boot = np.empty((n_resamples, nb)), np.empty((n_resamples, nb))
-            for s in range(0, n_resamples, block):
-                m = min(block, n_resamples - s)
-                idx = rng.integers(0, n, size=(m, n))
-                keys = (np.arange(m)[:, None] * nb + b[idx]).ravel()
-                c_boot[s : s + m] = np.bincount(keys, minlength=m * nb).reshape(m, nb)
-                s_boot[s : s + m] = np.bincount(keys, correct[idx].ravel(), minlength=m * nb).reshape(m, nb)
+            # Graded targets: the resamples' row counts, a block at a time, summed per bin.
+            # (bin, then bin weighted by the target) indicator columns of the rows
+            cols = sp.csr_matrix((np.concatenate([np.ones(n), correct]), (np.tile(np.arange(n), 2), np.concatenate([b, b + nb]))),
+                                 shape=(n, 2 * nb))
+            sums = np.vstack([(cols.T @ W.T).T for W in bootstrap_count_blocks(n, int(n_resamples), rng)])
+            c_boot, s_boot = sums[:, :nb], sums[:, nb:]
         with np.errstate(invalid="ignore", divide="ignore"):
             a_boot = np.where(c_boot > 0, s_boot / np.maximum(c_boot, 1), np.nan)
         alpha = (1 - level) / 2

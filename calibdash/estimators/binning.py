@@ -59,12 +59,17 @@ class SortedRows:
         return out
 
 
-def bin_gaps(rows, edges):
+def bin_gaps(z, u, edges):
     """Per-bin mean of the residuals u = z - t over the training rows (the global mean where a
-    bin is empty)."""
-    starts, counts = rows.runs(edges)
-    sums = rows.sums(rows.u, starts, counts)
-    gaps = np.full(len(edges) - 1, rows.u.mean())
+    bin is empty); ``u`` is the residuals in row order or :class:`SortedRows` of them."""
+    if isinstance(u, SortedRows):
+        starts, counts = u.runs(edges)
+        sums, mean = u.sums(u.u, starts, counts), u.u.mean()
+    else:
+        idx = bin_index(z, edges)
+        counts = np.bincount(idx, minlength=len(edges) - 1)
+        sums, mean = np.bincount(idx, weights=u, minlength=len(edges) - 1), u.mean()
+    gaps = np.full(len(edges) - 1, mean)
     filled = counts > 0
     gaps[filled] = sums[filled] / counts[filled]
     return gaps
@@ -110,18 +115,8 @@ class BinningEstimator(CalibrationEstimator):
         self.edges_, self.gaps_ = [], []
         for z, u in rows:
             edges = bin_edges(z, int(self.n_bins), self.strategy)
-            if isinstance(u, SortedRows):
-                gaps = bin_gaps(u, edges)
-            else:
-                idx = bin_index(z, edges)
-                m = len(edges) - 1
-                counts = np.bincount(idx, minlength=m)
-                sums = np.bincount(idx, weights=u, minlength=m)
-                gaps = np.full(m, u.mean())
-                filled = counts > 0
-                gaps[filled] = sums[filled] / counts[filled]
             self.edges_.append(edges)
-            self.gaps_.append(gaps)
+            self.gaps_.append(bin_gaps(z, u, edges))
 
     def _fit_path(self, estimators, P, y, cache):
         if P.shape[0] < SORTED_MIN_ROWS:

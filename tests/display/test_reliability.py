@@ -46,7 +46,9 @@ def test_quantile_bins_merge_ties():
 @pytest.mark.parametrize("block", [None, 7 * 120])
 def test_bootstrap_band_brute_force_and_seeded(monkeypatch, block):
     if block:
-        monkeypatch.setattr(rl, "BOOT_BLOCK", block)
+        import calibdash.metrics.ece as ece_module
+
+        monkeypatch.setattr(ece_module, "BOOT_BLOCK", block)
     rng = np.random.default_rng(2)
     conf = rng.uniform(0.3, 1, size=120)
     correct = rng.integers(0, 3, size=120) / 2.0  # 0, 0.5 or 1
