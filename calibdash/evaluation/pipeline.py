@@ -204,11 +204,12 @@ class _NotionRun:
         for name in self.kde_names:
             self.seconds[name] += sec / len(self.kde_names)
 
-    def fold_cache(self, k, items):
-        """What a fold task's fit_path cache starts with."""
+    def fold_normalisers(self, k, items):
+        """The shared normalisers a fold task's fit_path cache starts with, as (bandwidths,
+        table of the fold's training rows), or () when its estimators need none."""
         if self.normalisers is None or not any(REGISTRY[name].family == "kde" for name, _ in items):
-            return None
-        return {NORMALISERS_KEY: (self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]])}
+            return ()
+        return self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]]
 
     def absorb_fold(self, k, out):
         for name, (runs, sec) in out.items():
@@ -257,7 +258,7 @@ class _NotionRun:
                     chunks = np.array_split(self.test, _n_chunks(work))
                     for c, rows in enumerate(chunks):
                         jobs.append(((1, work / len(chunks)), ("diagonals", name, c, len(chunks)), _fold_diagonals_task,
-                                     (self.P, self.y, parts, rows, self.notion, family, params, log_beta)))
+                                     (self.P, self.y, rows, self.notion, family, params, log_beta, *parts)))
                 continue
             jobs.append(((0, self.cost(name)), ("holdout", name, k), _holdout_task,
                          (self.P, self.y, self.folds[k][0], self.test, self.notion, name, params, model)))
@@ -555,15 +556,21 @@ def evaluate_notions(
             done += 1
             report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
 
+    # Every array a task needs is one of its own arguments, never inside a list or a dict:
+    # joblib's Dask backend scatters such arguments to the workers once per call, whereas a
+    # container goes into every task's graph through the scheduler (at 10,000,000 rows the
+    # folds' row numbers made a 305 MiB graph per task).
+    fold_arrays = [rows for fold in folds for rows in fold]
+
     def job(i, task):
         if task[0] == "fold":
             _, k, items = task
             return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
-                                      runs[i].fold_cache(k, items))
+                                      *runs[i].fold_normalisers(k, items))
         if task[0] == "reference":
             val = folds[task[1]][1]
             return delayed(_run_reference)((i, task), P[val], y[val], runs[i].notion)
-        return delayed(_run_other)((i, task[1]), task[1], P, y, test, folds, runs[i].notion, random_state)
+        return delayed(_run_other)((i, task[1]), task[1], P, y, test, runs[i].notion, random_state, *fold_arrays)
 
     for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in tasks):
         done += 1
@@ -703,21 +710,25 @@ def _run_normalisers(i, P, rows, bandwidths):
     return i, (values, time.perf_counter() - t0)
 
 
-def _fold_diagonals_task(P, y, parts, rows, notion, family, params, log_beta):
-    """The holdout diagonals of all k fold models on ``rows`` (see ``fold_diagonals``)."""
+def _fold_diagonals_task(P, y, rows, notion, family, params, log_beta, *parts):
+    """The holdout diagonals of all k fold models on ``rows`` (see ``fold_diagonals``); the
+    folds' validation parts come last, each an argument of its own (see evaluate_notions)."""
     t0 = time.perf_counter()
-    diags = FAMILIES[family].fold_diagonals(P[rows], P, y, parts, notion, log_beta=log_beta, **params)
+    diags = FAMILIES[family].fold_diagonals(P[rows], P, y, list(parts), notion, log_beta=log_beta, **params)
     return diags, time.perf_counter() - t0
 
 
-def _run_other(key, name, P, y, test, folds, notion, random_state):
+def _run_other(key, name, P, y, test, notion, random_state, *fold_arrays):
+    # the folds come as train, validation, train, ... (see evaluate_notions)
+    folds = list(zip(fold_arrays[::2], fold_arrays[1::2]))
     with one_blas_thread(), validated_inputs():
         return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
-def _run_task(key, P, y, train, val, notion, items, shared=None):
+def _run_task(key, P, y, train, val, notion, items, normaliser_bandwidths=None, normalisers=None):
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
+    shared = None if normalisers is None else {NORMALISERS_KEY: (normaliser_bandwidths, normalisers)}
     with one_blas_thread(), validated_inputs():
         return key, _fold_task(P, y, train, val, notion, items, shared)
