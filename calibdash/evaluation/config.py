@@ -254,13 +254,15 @@ class EvaluationConfig:
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def make_split(n, test_size=0.2, n_folds=5, random_state=0):
-    """Seeded holdout split and k folds of the optimisation set.
+def split_parts(n, test_size=0.2, n_folds=5, random_state=0):
+    """The seeded holdout rows and the k validation parts of the optimisation set, without
+    the training rows of each fold (:func:`fold_train_rows`), which at 10,000,000 rows take
+    256 MB more.
 
     Returns
     -------
     test : ndarray of row indices
-    folds : list of (train, validation) index arrays
+    parts : list of k index arrays
     """
     check_split(test_size, n_folds)
     perm = np.random.default_rng(random_state).permutation(n)
@@ -271,9 +273,24 @@ def make_split(n, test_size=0.2, n_folds=5, random_state=0):
             f"{n} rows are too few for a {test_size:.0%} holdout and {n_folds} folds: every "
             "validation fold and the holdout set need at least 2 rows. Use more data or fewer folds."
         )
-    parts = np.array_split(opt, n_folds)
-    folds = [(np.concatenate(parts[:k] + parts[k + 1 :]), parts[k]) for k in range(n_folds)]
-    return test, folds
+    return test, np.array_split(opt, n_folds)
+
+
+def fold_train_rows(parts, k):
+    """The training rows of fold ``k``: every validation part but the k-th, in order."""
+    return np.concatenate(parts[:k] + parts[k + 1 :])
+
+
+def make_split(n, test_size=0.2, n_folds=5, random_state=0):
+    """Seeded holdout split and k folds of the optimisation set.
+
+    Returns
+    -------
+    test : ndarray of row indices
+    folds : list of (train, validation) index arrays
+    """
+    test, parts = split_parts(n, test_size, n_folds, random_state)
+    return test, [(fold_train_rows(parts, k), parts[k]) for k in range(n_folds)]
 
 
 def shared_split(configs):

@@ -33,7 +33,7 @@ from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
-from calibdash.evaluation.config import EvaluationConfig, combinations, make_split, shared_split
+from calibdash.evaluation.config import EvaluationConfig, combinations, fold_train_rows, make_split, shared_split
 from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.evaluation.schema import INPUT_KEYS
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
@@ -93,18 +93,21 @@ def _n_chunks(work):
 
 class RefitOnUse:
     """A fold model whose fitted state is its training rows (the kernel density estimator):
-    it keeps references to the data and the fold's row indices, and is fitted on first use,
-    so that a result does not hold k copies of the training set."""
+    it keeps references to the data and to the validation parts of the split (which the
+    result keeps anyway), and is fitted on first use on the rows of every part but its own,
+    so that a result holds neither k copies of the training set nor the k training row
+    lists (256 MB at 10,000,000 rows)."""
 
-    def __init__(self, family, notion, params, P, y, train):
+    def __init__(self, family, notion, params, P, y, parts, k):
         self.family, self.notion, self.params = family, notion, params
         self.n_classes_ = P.shape[1]
-        self._data = (P, y, train)
+        self._data = (P, y, parts, k)
         self._fitted = None
 
     def _model(self):
         if self._fitted is None:
-            P, y, train = self._data
+            P, y, parts, k = self._data
+            train = fold_train_rows(parts, k)
             self._fitted = make_estimator(self.family, notion=self.notion, **self.params).fit(P[train], y[train])
         return self._fitted
 
@@ -160,6 +163,7 @@ class _NotionRun:
         self.names, self.full_grids, self.others = list(config.estimators), config.full_grids, list(config.others)
         self.other_rows = {}
         self.test, self.folds, self.keep_models = test, folds, keep_models
+        self.parts = [v for _, v in folds]
         n_folds = len(folds)
         groups = defaultdict(list)
         for name in self.names:
@@ -244,7 +248,7 @@ class _NotionRun:
         the others run one task per fold model. Costs sort the chunks first (the longest
         tasks), then the others by the cost of their family's fold task."""
         jobs = []
-        parts = [v for _, v in self.folds]
+        parts = self.parts
         for name, k, params, model in self.select():
             family = REGISTRY[name].family
             if hasattr(FAMILIES[family], "fold_diagonals"):
@@ -285,7 +289,8 @@ class _NotionRun:
         self.diags[name, k] = diag
         if self.keep_models:
             if model is None:
-                model = RefitOnUse(REGISTRY[name].family, self.notion, self.chosen_params[name], self.P, self.y, self.folds[k][0])
+                model = RefitOnUse(REGISTRY[name].family, self.notion, self.chosen_params[name], self.P, self.y,
+                                   self.parts, k)
             self.members[name][k] = model
         self.seconds[name] += sec
 
@@ -303,6 +308,9 @@ class _NotionRun:
 
     def result(self, seconds, data_sha256, provenance=None):
         n_folds = len(self.folds)
+        # Each fold's holdout diagonal is released as it is stacked: at 10,000,000 rows an
+        # estimator's take 80 MB, which would otherwise be held twice.
+        diagonals = {name: np.stack([self.diags.pop((name, k)) for k in range(n_folds)]) for name in self.names}
         summary_rows, curve_rows, fold_rows, grid_edges, models = [], [], [], [], {}
         for name in self.names:
             spec, path_param = REGISTRY[name], tuned_param(name)
@@ -326,7 +334,7 @@ class _NotionRun:
             c_best, v_best = self.chosen_index[name]
             chosen = self.chosen_params[name]
             fold_risks = risks[:, c_best, v_best]
-            fold_sq = np.array([float(np.mean(self.diags[name, k])) for k in range(n_folds)])
+            fold_sq = np.array([float(np.mean(diag)) for diag in diagonals[name]])
             if self.keep_models:
                 models[name] = FoldEnsemble([self.members[name][k] for k in range(n_folds)])
             for k in range(n_folds):
@@ -342,7 +350,7 @@ class _NotionRun:
                     nums = tuple(v for v in grid[param] if not isinstance(v, (str, bool)))
                     flat = bool(param == path_param and self.flat_at_edge(name, value))
                     grid_edges.append(GridEdge(name, param, value, side, nums, flat))
-            err = holdout_error(np.stack([self.diags[name, k] for k in range(n_folds)]))
+            err = holdout_error(diagonals[name])
             low, high = err.root_interval(0.95)
             root_k = np.sqrt(n_folds)
             summary_rows.append(
@@ -393,8 +401,8 @@ class _NotionRun:
             curves=pd.DataFrame(curve_rows),
             folds=fold_frame,
             config=config,
-            split={"test": self.test, "folds": [v for _, v in self.folds]},
-            diagonals={name: np.stack([self.diags[name, k] for k in range(n_folds)]) for name in self.names},
+            split={"test": self.test, "folds": self.parts},
+            diagonals=diagonals,
             warnings=[edge.text("python") for edge in grid_edges],
             grid_edges=grid_edges,
             models=models if self.keep_models else None,

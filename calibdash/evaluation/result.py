@@ -15,7 +15,7 @@ from calibdash.deprecation import translate_keys
 from calibdash.errors import ConfigError, InputError
 from calibdash.evaluation import schema
 from calibdash.evaluation.advice import GridEdge
-from calibdash.evaluation.config import make_split
+from calibdash.evaluation.config import split_parts
 
 # The columns of the literature's rows (``EvaluationResult.others``).
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
@@ -263,13 +263,13 @@ def split_sha256(split):
 
 
 def _seeded_split(recipe):
-    test, folds = make_split(recipe["n"], recipe["test_size"], recipe["n_folds"], recipe["random_state"])
-    return {"test": test, "folds": [v for _, v in folds]}
+    test, parts = split_parts(recipe["n"], recipe["test_size"], recipe["n_folds"], recipe["random_state"])
+    return {"test": test, "folds": parts}
 
 
 def split_to_json(split, config):
     """The split as a file writes it. The pipeline's split is the seeded one of
-    ``make_split``, so the file records that recipe and the row numbers' sha256 instead of
+    ``split_parts``, so the file records that recipe and the row numbers' sha256 instead of
     the row numbers (156 MB of JSON at 10,000,000 rows, over the reader's own size limit); a
     split made otherwise is written out."""
     call = config.get("call", {}) if isinstance(config, dict) else {}
@@ -293,7 +293,7 @@ def split_from_json(obj):
         return {"test": np.asarray(obj["test"], dtype=np.int64), "folds": [np.asarray(v, dtype=np.int64) for v in obj["folds"]]}
     try:
         split = _seeded_split(obj["seeded"])
-    except (ConfigError, InputError):  # a recipe make_split refuses: not a split calibdash wrote
+    except (ConfigError, InputError):  # a recipe split_parts refuses: not a split calibdash wrote
         return None
     return split if split_sha256(split) == obj["sha256"] else None
 

@@ -984,6 +984,7 @@ def _read_parquet(blob, *, max_memory_bytes):
             f"{blob.name} cannot be read ({type(e).__name__}: {e}); the file is corrupted or "
             "uses an unsupported encoding. Export it again."
         ) from None
+    _release_arrow_memory()
     if frame.shape[0] == 0:
         raise InputError(f"{blob.name} has no rows; it holds no predictions.")
     return Table(frame, [str(c) for c in frame.columns], blob.name)
@@ -1063,9 +1064,20 @@ def read_parquet_dataset(path, *, max_bytes, max_memory_bytes):
     import pandas as pd
 
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    del frames
+    _release_arrow_memory()
     if frame.shape[0] == 0:
         raise InputError(f"{shown} has no rows; it holds no predictions.")
     return Table(frame, [str(c) for c in frame.columns], shown)
+
+
+def _release_arrow_memory():
+    """Give the memory pyarrow's allocator keeps after a read back to the system: mimalloc
+    holds the freed buffers of the decoded files for reuse (190 MB after reading 10,000,000
+    rows of two columns), which nothing else in the process can use."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
 
 
 # --------------------------------------------------------------------------- entry points
