@@ -229,6 +229,20 @@ def _regress_nodes(node_zeta, cells, b):
     return out
 
 
+def half_cell_ids(omega, half):
+    """The distinct floor(omega / half), sorted."""
+    return np.unique(np.floor(omega / half).astype(np.int64))
+
+
+def coarser_ids(ids, level):
+    """The distinct ids of cells 2**level times as wide, from the sorted distinct ``ids`` of
+    :func:`half_cell_ids`: floor(omega / (half 2**level)) is floor(omega / half) >> level
+    exactly (dividing by a power of two only changes the exponent), and a sorted sequence
+    stays sorted under the shift, so the duplicates are neighbours."""
+    shifted = ids >> level
+    return shifted[np.diff(shifted, prepend=shifted[:1] - 1) != 0]
+
+
 def grid_kernel_regression(S_query, stats, bandwidths):
     """The Beta-kernel regression at the query rows for each bandwidth, from the training
     rows' cell statistics.
@@ -247,19 +261,30 @@ def grid_kernel_regression(S_query, stats, bandwidths):
     """
     zeta = log_odds(S_query)
     omega = kernel_scale(zeta)
-    zeta_ids = np.floor(zeta / (ZETA_CELL / 2.0)).astype(np.int64)
+    zeta_ids = np.unique(np.floor(zeta / (ZETA_CELL / 2.0)).astype(np.int64))
     zeta_nodes = np.union1d(zeta_ids, zeta_ids + 1) * (ZETA_CELL / 2.0)
+    # the query rows are sorted into the finest half cells once, not once per bandwidth
+    finest = half_cell_ids(omega, stats.base / 2.0)
+    # and interpolated in sorted order: each value is the same (the nodes are distinct), but
+    # np.interp starts its search for the bracketing nodes at the previous row's, so sorted
+    # rows cost a step or two each instead of a binary search through the nodes (5x faster
+    # at 2,000,000 rows and 3,000 nodes, scattering back included)
+    order = np.argsort(zeta, kind="stable")
+    sorted_zeta = zeta[order]
     out = []
     for b in bandwidths:
         level = _level_of(b, stats.base)
         cells = stats.level(level)
         half = stats.base * 2**level / 2.0  # nodes at half a cell
-        ids = np.floor(omega / half).astype(np.int64)
+        ids = coarser_ids(finest, level)
         node_omega = np.union1d(ids, ids + 1) * half
         node_zeta = 2.0 * np.arcsinh(np.tan(np.clip(node_omega, -np.pi / 2 + 1e-12, np.pi / 2 - 1e-12)))
         node_zeta = np.union1d(node_zeta, zeta_nodes)
         g_nodes = _regress_nodes(node_zeta, cells, float(b))
-        out.append(np.column_stack([np.interp(zeta, node_zeta, g_nodes[:, k]) for k in range(g_nodes.shape[1])]))
+        g = np.empty((zeta.size, g_nodes.shape[1]))
+        for k in range(g_nodes.shape[1]):
+            g[order, k] = np.interp(sorted_zeta, node_zeta, g_nodes[:, k])
+        out.append(g)
     return out
 
 

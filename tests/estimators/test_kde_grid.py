@@ -86,6 +86,20 @@ def test_coarser_levels_are_unions_of_cells():
         np.testing.assert_allclose(centre[0], zeta[first].mean(), rtol=1e-12)
 
 
+def test_coarser_node_ids_equal_the_direct_floor():
+    """The nodes of every level come from the finest ids shifted, which must equal
+    floor(omega / (half 2**level)) computed from the rows, including the rows on a cell's edge."""
+    rng = np.random.default_rng(3)
+    half = kde_grid.cell_width(0.001) / 2.0
+    omega = np.concatenate([rng.uniform(-np.pi / 2, np.pi / 2, 20_000),
+                            half * rng.integers(-4000, 4000, 500),  # exactly on the finest edges
+                            np.nextafter(half * rng.integers(-4000, 4000, 500), -np.inf)])
+    finest = kde_grid.half_cell_ids(omega, half)
+    for level in range(12):
+        direct = np.unique(np.floor(omega / (half * 2**level)).astype(np.int64))
+        np.testing.assert_array_equal(kde_grid.coarser_ids(finest, level), direct)
+
+
 def test_a_bandwidth_does_not_depend_on_the_others():
     rng = np.random.default_rng(2)
     S = confidences("spread", 4_000, rng)
