@@ -125,6 +125,8 @@ def test_evaluate_writes_every_file_with_the_numbers_of_evaluate(lenet_run, lene
         assert f"95% interval {v.low_pp:.2f} to {v.high_pp:.2f}" in proc.stdout
     assert proc.stdout.count("tied with the best (") == 2 and proc.stdout.count("h = 0 (perfectly calibrated): ") == 2
     assert "cifar10_lenet5 1/" in proc.stderr and "top-label, fold" in proc.stderr and "done" in proc.stderr
+    # the report is written after the bar is done, and the log says so
+    assert proc.stderr.index("done\n") < proc.stderr.index("cifar10_lenet5: writing the tables and the report\n")
 
 
 @pytest.mark.slow
@@ -341,6 +343,15 @@ def test_progress_redraws_on_a_terminal_and_writes_lines_otherwise():
     cb(0, 2, "starting")
     cb(2, 2, "done")
     assert log.text == "m 0/2 (0%) starting\nm 2/2 (100%) done\n"
+    # a stage without counted steps gets one line, after the bar's own line is closed
+    term = _Terminal(True)
+    bar = Progress(stream=term)
+    bar.callback("m")(1, 2, "fold 1/2 validated")
+    bar.status("m: writing the tables and the report")
+    assert term.text.endswith("validated\nm: writing the tables and the report\n")
+    quiet = _Terminal(True)
+    Progress(stream=quiet, enabled=False).status("m: writing")
+    assert quiet.text == ""
     quiet = _Terminal(True)
     Progress(stream=quiet, enabled=False).callback("m")(1, 2, "x")
     assert quiet.text == ""
