@@ -273,8 +273,9 @@ def kernel_regression_by_parts(S_query, parts, bandwidth, models):
     if parts[0].one_dimensional and kde_grid.use_grid(m, sum(sizes) - min(sizes)):
         # the cell statistics of a union of parts are the sums of the parts'
         stats = [c.cell_statistics([bandwidth]) for c in parts]
+        query = kde_grid.GridQuery(S_query, stats[0].base)  # the same rows for every model
         return [kde_grid.grid_kernel_regression(S_query, kde_grid.CellStatistics.merged([stats[f] for f in members]),
-                                                [bandwidth])[0] for members in models]
+                                                [bandwidth], query)[0] for members in models]
     edges = np.concatenate([[0], np.cumsum(sizes)])
     S_all = np.concatenate([c.S for c in parts])
     logB = [c.log_beta(bandwidth) for c in parts]

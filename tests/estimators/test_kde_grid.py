@@ -100,6 +100,31 @@ def test_coarser_node_ids_equal_the_direct_floor():
         np.testing.assert_array_equal(kde_grid.coarser_ids(finest, level), direct)
 
 
+def test_fold_models_share_one_prepared_query_and_match_their_own(monkeypatch):
+    """kernel_regression_by_parts prepares the query rows once for all k fold models; each
+    model's regression equals the one that prepares its own query, exactly."""
+    from calibdash.estimators.kde import kernel_regression_by_parts
+
+    rng = np.random.default_rng(4)
+    c = 0.5 + 0.5 * rng.beta(5, 2, 5_000)
+    S = np.column_stack([c, 1 - c])
+    T = (rng.random(c.size) < c**1.3).astype(float)[:, None]
+    parts = [KernelCentres.from_targets(S[i::4], T[i::4]) for i in range(4)]
+    models = [[f for f in range(4) if f != i] for i in range(4)]
+    S_query = np.column_stack([c[:3000] ** 1.1, 1 - c[:3000] ** 1.1])
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    made = []
+    real = kde_grid.GridQuery
+    monkeypatch.setattr(kde_grid, "GridQuery", lambda *a: made.append(1) or real(*a))
+    shared = kernel_regression_by_parts(S_query, parts, 0.01, models)
+    assert len(made) == 1
+    for members, g in zip(models, shared):
+        stats = kde_grid.CellStatistics.merged([p.cell_statistics([0.01]) for p in (parts[f] for f in members)])
+        np.testing.assert_array_equal(g, kde_grid.grid_kernel_regression(S_query, stats, [0.01])[0])
+    with pytest.raises(ValueError, match="prepared for other"):
+        kde_grid.grid_kernel_regression(S_query[:10], stats, [0.01], real(S_query, stats.base))
+
+
 def test_a_bandwidth_does_not_depend_on_the_others():
     rng = np.random.default_rng(2)
     S = confidences("spread", 4_000, rng)
