@@ -8,6 +8,7 @@ counted once per process as the resident set size would."""
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 
@@ -61,3 +62,17 @@ def peak_mib():
 def reset_peak():
     """Start a new measurement: the next :func:`peak_mib` covers only what runs from now on."""
     _peak[0] = tree_pss_kib()
+
+
+def run_with_own_peak(cmd):
+    """Run ``cmd``; its seconds and its own peak resident memory in MiB (the command's process
+    alone, not its workers: the maximum resident set that the kernel reports for it when it
+    is reaped)."""
+    t = time.perf_counter()
+    proc = subprocess.Popen(cmd)
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t
+    code = os.waitstatus_to_exitcode(status)
+    if code:
+        raise subprocess.CalledProcessError(code, cmd)
+    return seconds, usage.ru_maxrss / 1024

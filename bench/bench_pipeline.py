@@ -1,6 +1,6 @@
 """Benchmarks of the evaluation pipeline (Algorithm 1).
 
-Every measurement runs in a fresh subprocess so that its peak memory (VmHWM) is its own.
+Every measurement runs in a fresh subprocess so that its peak memory is its own.
 
 * cifar100: the whole default pipeline, top-label and canonical, on
   ../shared/data/cifar100_wrn16-4.npz (10,000 x 100), n_jobs 1 and 2.
@@ -373,7 +373,7 @@ REGISTRY_BEFORE = ("*Before* (commit d913f4b) the command did not complete on th
                    "writing the report was killed by the kernel at 23.6 GB after 279 s, 1 job (the reliability band's "
                    "bootstrap drew 200 x 10,000,000 rows at once).")
 # Measured by hand on the same machine and day, the command's own peak under --dask-scheduler
-# (LocalCluster, 2 workers), read from /proc every 0.2 s as _own_peak_run does.
+# (LocalCluster, 2 workers), read from /proc every 0.2 s while it ran.
 REGISTRY_DASK_BEFORE = ("*Before* 1d1fe95 the command's own process under `--dask-scheduler` peaked at 1,886 MiB, and the "
                         "scheduler warned of a 305 MiB task graph: the folds' row numbers went into every literature task's "
                         "graph inside a list; after 6fc23b6 (the holdout diagonals no longer held twice, the training row "
@@ -406,29 +406,6 @@ def write_registry(directory, rows=REGISTRY_ROWS, files=REGISTRY_FILES, seed=0):
         p = np.where(flip, 1 - c, c)
         y = np.where(flip, ~right, right).astype(np.int64)
         pd.DataFrame({"p": p, "y": y}).to_parquet(Path(directory) / f"part-{f:02d}.parquet", index=False)
-
-
-def _own_peak_run(cmd):
-    """Run ``cmd``; its seconds and its own peak resident memory (VmHWM, MiB), read every
-    0.1 s while it runs (the high-water mark only grows, so the last reading is its peak to
-    within the last tenth of a second)."""
-    import time
-
-    t = time.perf_counter()
-    proc = subprocess.Popen(cmd)
-    peak = 0.0
-    while proc.poll() is None:
-        try:
-            with open(f"/proc/{proc.pid}/status") as f:
-                for line in f:
-                    if line.startswith("VmHWM"):
-                        peak = max(peak, int(line.split()[1]) / 1024)
-        except OSError:
-            pass
-        time.sleep(0.1)
-    if proc.returncode:
-        raise subprocess.CalledProcessError(proc.returncode, cmd)
-    return time.perf_counter() - t, peak
 
 
 def bench_registry(rows=REGISTRY_ROWS, repeats=1):
@@ -464,7 +441,7 @@ def bench_registry(rows=REGISTRY_ROWS, repeats=1):
                             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None))
                         cmd += ["--dask-scheduler", cluster.scheduler_address]
                     _procmem.reset_peak()
-                    sec, own_peak = _own_peak_run(cmd)
+                    sec, own_peak = _procmem.run_with_own_peak(cmd)
                     peaks.append(_procmem.peak_mib())
                 times.append(sec)
                 own.append(own_peak)
@@ -488,7 +465,8 @@ def bench_registry(rows=REGISTRY_ROWS, repeats=1):
         "report); eig units: that time over one exact 4000 x 4000 `numpy.linalg.eigh` timed in fresh processes in the "
         f"same run ({unit:.2f} s, median of 3). Peak memory, all processes: the summed proportional set size (PSS) of the "
         "command and its joblib workers (with `--dask-scheduler`, of the command and the cluster's processes); the command's "
-        "own process: its peak resident set (VmHWM). *Verdict*: the report's calibration error and 95% interval (the union "
+        "own process: its peak resident set (as the kernel reports it when the process ends). *Verdict*: the report's "
+        "calibration error and 95% interval (the union "
         f"of the tied estimators' intervals), in points; median of {repeats} run(s).\n\n"
         "| run | seconds | eig units | peak memory, all processes (MiB) | the command's own process (MiB) | verdict (points) | "
         "interval holds the truth |\n"
