@@ -25,7 +25,7 @@ from calibdash.reporting.validation import metrics_csv
 from calibdash_app.data import current_dataset
 from calibdash_app.downloads import download_name
 from calibdash_app.help import HELP_VALIDATE
-from calibdash_app.runs import forget_cancel, job_result
+from calibdash_app.runs import job_result
 from calibdash_app.widgets import number_table
 
 DEFAULT_RESAMPLES = 1000
@@ -199,26 +199,17 @@ def validation_key(pred, cls, settings):
 
 
 def run_validation(label, pred, cls, settings):
-    """(RiskValidation or None, message (markdown) or None) of ``pred`` validated for class ``cls``
-    with ``settings`` (validate_risk_model's keyword arguments): from the session's results, else as
-    a job of the server's pool (its progress and Cancel button shown here meanwhile, both None).
-    Never raises."""
+    """The RiskValidation of ``pred`` for class ``cls`` with ``settings`` (validate_risk_model's keyword
+    arguments): from the session's results, else as a job of the server's pool. None while it runs
+    or when it failed or was cancelled (its progress, or its message with "Run again", shown here
+    as :func:`calibdash_app.runs.job_result` does). Never raises."""
     key = validation_key(pred, cls, settings)
     kwargs = dict(p=pred, positive=cls, **settings)
     by = [(", by ", settings["groups"]), (", centres ", settings["clusters"])]
     title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples",
                              *[piece for words, column in by if column for piece in (words, display.user(column))], ")")
-    return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results", stay_cancelled=True,
-                         what="The validation", fixes=FIXES)
-
-
-def run_again(label, pred, cls, settings):
-    """The "Run again" button of a cancelled validation."""
-    key = validation_key(pred, cls, settings)
-    if key in st.session_state["cancelled"] and st.button("Run again", key="val_run_again",
-                                                          help="Start the cancelled validation again."):
-        forget_cancel(key)
-        st.rerun()
+    return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results",
+                      what="The validation", fixes=FIXES)
 
 
 # -- what the page shows --------------------------------------------------------------

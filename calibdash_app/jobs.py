@@ -13,7 +13,10 @@ job is a call ``fn(**kwargs)`` run by one of ``max_jobs`` long-lived worker proc
   ``max_jobs``, and exit after ``idle_seconds`` without a job; a worker left above
   ``recycle_bytes`` of memory is replaced;
 * jobs are keyed by what they compute (data fingerprint and settings): submitting a key that
-  is queued, running or done returns that job, with the new owner added;
+  is queued, running or done returns that job, with the new owner added; submitting is
+  idempotent per owner and key whatever the job's state: a failed or cancelled job is
+  started again only on request (``again=True``, a "Run again" button) or for an owner that
+  never asked for it, so that a page rerunning after a Cancel click cannot queue copies;
 * the job reports progress ``(done, total, message)`` through a pipe read by its worker's
   driver thread, and its result (or error) comes back by pickle from our own worker;
 * cancelling a running job ends it at once and kills its worker's whole process group
@@ -142,6 +145,9 @@ class Job:
         self.result = self.error = self.bug = None
         self.submitted, self.started, self.ended = time.monotonic(), None, None
         self.owners = set()
+        # Every owner that ever asked for this key (through earlier jobs of the key too): their
+        # submits return this job even once it failed or was cancelled, unless they ask again.
+        self.requested = set()
         self._pool = weakref.ref(pool)
         self._worker = None  # while it runs: the worker running it
         self._done = threading.Event()
@@ -157,6 +163,12 @@ class Job:
         if self.started is None:
             return 0.0
         return (self.ended or time.monotonic()) - self.started
+
+    @property
+    def worker_pid(self):
+        """Process id of the worker running the job (it leads the job's process group), None when not running."""
+        worker = self._worker
+        return None if worker is None else worker.process.pid
 
     def wait(self, timeout=None):
         """Block until the job is over or ``timeout`` seconds passed; returns whether it is over."""
@@ -294,11 +306,15 @@ class _Worker:
         self.replace = False  # retired on purpose (a cancel, or memory): replaced at once to keep the warm ones
         self.thread = None
 
-    def stop(self):
-        """Kill the worker with its process group (joblib's workers) and reap it; idempotent."""
+    def signal(self):
+        """Kill the worker with its process group (joblib's workers) without waiting; idempotent."""
         self.inbox.put(None)
         _kill_group(self.process.pid)
         self.process.kill()
+
+    def stop(self):
+        """Kill the worker with its process group and reap it; idempotent."""
+        self.signal()
         self.process.join(10)
 
 
@@ -362,23 +378,28 @@ class JobPool:
         max_jobs, cores = pool_settings(environ)
         return cls(max_jobs=max_jobs, cores_per_job=cores, **kwargs)
 
-    def submit(self, key, fn, kwargs=None, *, owner, label=""):
+    def submit(self, key, fn, kwargs=None, *, owner, label="", again=False):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.
 
         ``fn`` must be a module-level function (the worker finds it by name) and ``kwargs``
         picklable. ``owner`` is added to the job's owners. A failed or cancelled job is
-        replaced by a new one.
+        replaced by a new one only when ``again`` is true or ``owner`` never asked for the
+        key: otherwise ``owner`` gets that finished job back, so that however often a page
+        submits the key it cancelled, nothing is queued.
         """
         with self._lock:
             job = self._lookup(key)
-            if job is None or job.state in (FAILED, CANCELLED):
+            if job is None or (job.state in (FAILED, CANCELLED) and (again or owner not in job.requested)):
                 if len(self._queue) >= self.max_queued:
                     raise BusyError(f"The server is busy: {len(self._queue)} jobs are already waiting. "
                                     "Try again in a minute.")
                 self._finished.pop(key, None)
-                job = Job(key, fn, kwargs or {}, label, self)
+                old, job = job, Job(key, fn, kwargs or {}, label, self)
+                if old is not None:
+                    job.requested |= old.requested
                 self._queue.append(job)
             job.owners.add(owner)
+            job.requested.add(owner)
             self._dispatch()
             return job
 
@@ -419,7 +440,9 @@ class JobPool:
             worker = job._worker
             worker.retiring = worker.replace = True  # its driver thread starts the replacement once it is gone
             self._finish(job, CANCELLED)
-        worker.stop()
+        # Not reaped here (up to seconds in the caller's thread, a page's script run): its
+        # driver thread sees the pipe close, reaps it and starts the replacement.
+        worker.signal()
 
     def shutdown(self):
         """Cancel every queued and running job and stop the workers (at exit, and in tests)."""
@@ -579,6 +602,8 @@ class JobPool:
         if outcome is None:
             job.bug = f"its process ended unexpectedly (exit code {exitcode}; out of memory?)"
             state = FAILED
+            LOG.error("calibdash job %r: its worker process ended unexpectedly (exit code %s; killed from outside, "
+                      "or out of memory)", job.label, exitcode)
         elif outcome[0] == "done":
             job.result, state = outcome[1], DONE
         elif outcome[0] == "error":

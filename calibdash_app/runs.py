@@ -31,7 +31,7 @@ POLL_SECONDS = 1.0  # how often a running job's progress is refreshed
 FINISH_WAIT_SECONDS = 0.5
 # The session's stores of results and messages, and how many entries each keeps.
 RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results": 16, "val_results": 8, "job_errors": 16,
-                 "cancelled": 16}
+                 "cancelled": 16, "retryable": 16}
 
 
 def _bounded(store, key, value):
@@ -70,7 +70,8 @@ def run_configs(pred, configs, *, label=None, auto=False):
     # record of the input is part of the job's key, so that no session's file name shows in another's.
     named = None if provenance is None else hashlib.sha256(json.dumps(provenance, sort_keys=True, default=str).encode())
     key = ("evaluate", *(keys[c.notion] for c in todo), *([named.hexdigest()] if named else []))
-    error = submit_job(key, cd.evaluate_notions, kwargs, record)
+    # The Run button, or a first visit: either way a failed or cancelled run of the key starts again.
+    error = submit_job(key, cd.evaluate_notions, kwargs, record, again=True)
     return (False, error) if error else (None, None)
 
 
@@ -93,19 +94,20 @@ def ensure_demo_result():
 
 
 # -- jobs: submitted, filed into the session, shown with their progress -----------------
-def submit_job(key, fn, kwargs, record):
+def submit_job(key, fn, kwargs, record, *, again=False):
     """Submit ``fn(**kwargs)`` to the pool as this session's job ``key``; returns an error message or None.
 
     ``record`` says what the job is for: ``kind``, ``slot`` (a newer job in the same slot
     replaces the session's older one) and ``title`` (markdown), and what :func:`collect_jobs`
-    needs to file the outcome.
+    needs to file the outcome. ``again``: the user asked for it (a button), so a failed or
+    cancelled job of ``key`` starts afresh; else the pool gives its outcome back.
     """
     ss = st.session_state
     for old, rec in list(ss["jobs"].items()):
         if rec["slot"] == record["slot"] and old != key:
             cancel_job(old)
     try:
-        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80])
+        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80], again=again)
     except jobs.BusyError as e:
         return display.markdown(e)
     ss["jobs"][key] = record
@@ -117,7 +119,7 @@ def cancel_job(key):
     ss = st.session_state
     job_pool().cancel(key, owner=ss["token"])
     record = ss["jobs"].pop(key, None)
-    if record and record.get("stay_cancelled"):
+    if record and record["kind"] != "evaluate":  # a page that runs its job on every rerun: not again until asked
         _bounded("cancelled", key, True)
     if record and record["kind"] == "evaluate":
         ss["run_message"] = (record["sha"], None, "Cancelled. Any earlier results of these data stay.")
@@ -131,8 +133,8 @@ def failure_message(job, what):
         return f"{what} was stopped or forgotten by the server (it keeps the last few dozen jobs). Start it again."
     if job.error is not None:
         return display.markdown(f"{what} failed: ", job.error)
-    return display.markdown(f"{what} failed because of a bug in calibdash: ", job.bug,
-                            ". The details are in the server's log; please report it.")
+    return display.markdown(f"{what} failed because of a bug in calibdash, or its process was stopped: ", job.bug,
+                            ". The details are in the server's log; if it happens again, please report it.")
 
 
 def collect_jobs():
@@ -148,10 +150,14 @@ def collect_jobs():
         if record["kind"] != "evaluate":
             if ok:
                 _bounded(record["store"], record["result_key"], job.result)
+            elif job is not None and job.state == jobs.CANCELLED:  # e.g. by the server: not again until asked
+                _bounded("cancelled", key, True)
             elif job is not None and job.state == jobs.FAILED:
                 message = failure_message(job, record.get("what", "The run"))
                 fix = record.get("fixes", {}).get(getattr(job.error, "option", None))
                 _bounded("job_errors", key, message + (f"\n\n**In the app:** {fix}" if fix else ""))
+                if job.error is None:  # not the data's fault (a bug, a killed process): it may go through again
+                    _bounded("retryable", key, True)
             continue
         sha = record["sha"]
         if ok:
@@ -176,37 +182,55 @@ def pending_evaluation(sha):
 CANCELLED_MESSAGE = "Cancelled. Change a setting, or press **Run again**, to start it again."
 
 
-def job_result(key, fn, kwargs, *, title, store, result_key=None, stay_cancelled=False, what="The run", fixes=None):
-    """(result, error message) of the job ``key`` computing ``fn(**kwargs)``, submitted if new; both
-    None while it runs, its progress and Cancel button then shown here. The result is kept in the
-    session's ``store`` under ``result_key`` (default ``key``), a failure's message in ``job_errors``.
-    ``stay_cancelled``: once cancelled, the job is not submitted again (the error is
-    :data:`CANCELLED_MESSAGE`) until :func:`forget_cancel` (a page that runs its job without a
-    button, on every rerun, would otherwise start it again at once). A failure's message begins
-    with ``what`` ("The run failed: ...") and ends with what to do in the app, ``fixes[option]``
-    (markdown), when the error names a loader option (``InputError.option``).
+def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run", fixes=None):
+    """The result of the job ``key`` computing ``fn(**kwargs)``, submitted if new; None while it runs
+    (its progress and Cancel button shown here) and when it failed or was cancelled (its message
+    shown here, with a "Run again" button when running it again can help). The result is kept
+    in the session's ``store`` under ``result_key`` (default ``key``), a failure's message in
+    ``job_errors``.
+
+    For pages that run their job on every rerun, without a button of their own: once cancelled
+    (or failed), the job is not submitted again until "Run again" is pressed or a setting
+    changes (another key); a rerun right after a Cancel click would otherwise start it again
+    at once. A failure's message begins with ``what`` ("The run failed: ...") and ends with
+    what to do in the app, ``fixes[option]`` (markdown), when the error names a loader option
+    (``InputError.option``).
     """
     ss = st.session_state
     result_key = key if result_key is None else result_key
     if result_key in ss[store]:
-        return ss[store][result_key], None
-    if key in ss["job_errors"]:
-        return None, ss["job_errors"][key]
-    if stay_cancelled and key in ss["cancelled"]:
-        return None, CANCELLED_MESSAGE
-    if key not in ss["jobs"]:
+        return ss[store][result_key]
+    error = ss["job_errors"].get(key) or (CANCELLED_MESSAGE if key in ss["cancelled"] else None)
+    if error is None and key not in ss["jobs"]:
         record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key,
-                  "stay_cancelled": stay_cancelled, "what": what, "fixes": dict(fixes or {})}
-        error = submit_job(key, fn, kwargs, record)
-        if error:
-            return None, error
+                  "what": what, "fixes": dict(fixes or {})}
+        again = key in ss.setdefault("run_again", set())
+        ss["run_again"].discard(key)
+        error = submit_job(key, fn, kwargs, record, again=again)
+    if error is not None:
+        st.error(error, icon=":material/error:")
+        run_again_button(key, what=what)
+        return None
     job_progress(key)
-    return None, None
+    return None
 
 
-def forget_cancel(key):
-    """Allow the cancelled job ``key`` (see :func:`job_result`) to be submitted again."""
-    st.session_state["cancelled"].pop(key, None)
+def run_again_button(key, *, what="The run"):
+    """A "Run again" button for the job ``key`` when it was cancelled, or failed for another reason
+    than its input (a bug, a killed process): pressed, the job starts afresh."""
+    ss = st.session_state
+    if key not in ss["cancelled"] and key not in ss["retryable"]:
+        return
+    if st.button("Run again", key=f"again__{_key_hash(key)}", help=f"Start it again: {what.lower()} from the start."):
+        for store in ("cancelled", "retryable", "job_errors"):
+            ss[store].pop(key, None)
+        ss.setdefault("run_again", set()).add(key)
+        st.rerun()
+
+
+def _key_hash(key):
+    # Widget keys from a job's key: short, stable, and free of the key's characters.
+    return hashlib.sha256(repr(key).encode()).hexdigest()[:16]
 
 
 def job_panel(container, page):
@@ -242,10 +266,10 @@ def job_progress(key):
         status = f"waiting for a free worker ({ahead} job(s) ahead)" if ahead else "waiting for a free worker"
     else:
         status = f"{message} ({job.seconds:.0f} s)"
-    with st.container(border=True, key=f"job__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}"):
+    with st.container(border=True, key=f"job__{_key_hash(key)}"):
         st.progress(min(max(done / total, 0.0), 1.0) if total else 0.0,
                     text=record["title"] + ": " + display.escape_markdown(status))
-        if st.button("Cancel", key=f"cancel__{hashlib.sha256(repr(key).encode()).hexdigest()[:16]}",
+        if st.button("Cancel", key=f"cancel__{_key_hash(key)}",
                      help="Stop this run. Results computed earlier stay."):
             cancel_job(key)
             st.rerun()
@@ -268,8 +292,8 @@ def comparison_key(models, settings):
 def run_comparison(models, settings):
     """Compare ``models`` ({name: Predictions}) with ``settings``, as a job of the server's pool.
 
-    Returns (ComparisonResult or None, message (markdown) or None); never raises. While the
-    job runs both are None and its progress is shown where this is called.
+    Returns the ComparisonResult, or None while the job runs or when it failed (its progress,
+    or its message, is then shown where this is called, as :func:`job_result` does); never raises.
     """
     key = comparison_key(models, settings)
     kwargs = dict(models=dict(models), notion=settings["notion"], estimator=settings["estimator"],
@@ -280,8 +304,8 @@ def run_comparison(models, settings):
 
 @renamed_parameters(seed="random_state")
 def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state):
-    """calibdash.lab.studies.estimates_study for these settings, as a job: (result, error) as
-    :func:`job_result` returns them."""
+    """calibdash.lab.studies.estimates_study for these settings, as a job: the result, or None
+    while it runs or when it failed (see :func:`job_result`)."""
     from calibdash.lab import studies
 
     kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
@@ -292,7 +316,7 @@ def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state)
 
 @renamed_parameters(seed="random_state")
 def lab_figure1(n, n_seeds, random_state):
-    """calibdash.lab.studies.figure1 for these settings, as a job: (result, error) as :func:`job_result` returns them."""
+    """calibdash.lab.studies.figure1 for these settings, as a job: the result or None (see :func:`job_result`)."""
     from calibdash.lab import studies
 
     return job_result(("lab_figure1", n, n_seeds, random_state), studies.figure1,

@@ -21,7 +21,8 @@ KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
 TOKEN_PARAM = "session"
 # Dicts the session shares by reference with its entry in the session store, so that the
 # entry is always up to date; and the values copied into it on every run.
-SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "val_results", "job_errors", "cancelled")
+SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "val_results", "job_errors", "cancelled",
+                "retryable")
 COPIED_STATE = ("data_source", "data_demo", "data_group", "upload", "upload_input", "cmp_uploads")
 
 

@@ -113,8 +113,6 @@ if len(models) < 2:
     if ss["view__cmp_source"] == "demo":
         st.info("Choose at least two classifiers.")
 else:
-    res, error = runs.run_comparison(models, settings)  # a job: its progress is shown until it is over
-    if error:
-        st.error(error, icon=":material/error:")
-    elif res is not None:
+    res = runs.run_comparison(models, settings)  # a job: its progress, or its failure, shows here
+    if res is not None:
         show(res)

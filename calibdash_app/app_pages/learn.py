@@ -59,12 +59,10 @@ seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="vi
 if not estimators or not ns:
     st.info("Choose at least one estimator and one sample size.")
 else:
-    # a job: its progress is shown until it is over
-    out, error = runs.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)), int(repeats), tuple(estimators),
-                                  notion, int(seed))
-    if error:
-        st.error(error, icon=":material/error:")
-    elif out is not None:
+    # a job: its progress, or its failure, shows here
+    out = runs.lab_estimates(kind, tuple(sorted(params.items())), tuple(sorted(ns)), int(repeats), tuple(estimators),
+                             notion, int(seed))
+    if out is not None:
         df, summary, truth, scen_label = out
         st.caption(f"{scen_label}; true {notion} calibration error: **{100 * truth:.2f} percentage points**. "
                    f"Every draw runs the full pipeline (tuning by the risk, holdout estimate).")
@@ -105,10 +103,8 @@ f1_n = c1.select_slider("Rows per data set", [100, 250, 500, 1000, 2000], key="v
 f1_seeds = c2.slider("Seeds", 5, 200, step=5, key="view__lab_f1_seeds", help=H["f1_seeds"])
 f1_seed = c3.number_input("Base seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_f1_seed",
                           help=HELP["seed"])
-fig1, error = runs.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
-if error:
-    st.error(error, icon=":material/error:")
-elif fig1 is not None:
+fig1 = runs.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
+if fig1 is not None:
     best = summarise_figure1(fig1).attrs["argmin"]
     st.metric("theta of the lowest mean risk", f"{best:.3g}", help="The paper's Figure 1 finds the minimum at theta = 1.")
     st.plotly_chart(plots.figure1_figure(fig1), key="lab_figure1", width="stretch")

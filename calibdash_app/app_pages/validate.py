@@ -144,11 +144,8 @@ elif settings["thresholds"][0] >= settings["thresholds"][1]:
     st.error("The threshold range is empty: move its two ends apart under **Threshold range**.",
              icon=":material/error:")
 else:
-    v, error = clinical.run_validation(label, pred, cls, settings)  # a job: its progress is shown until it is over
-    if error:
-        st.error(error, icon=":material/error:")
-        clinical.run_again(label, pred, cls, settings)
-    elif v is not None:
+    v = clinical.run_validation(label, pred, cls, settings)  # a job: its progress, or its failure, shows here
+    if v is not None:
         show(v)
 
 with st.expander("Plan a validation study", icon=":material/calculate:"):

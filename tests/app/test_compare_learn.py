@@ -1,6 +1,9 @@
 """The Compare and Learn pages through Streamlit's AppTest (no browser)."""
 
 import io
+import os
+import signal
+import time
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +16,7 @@ from calibdash.lab import studies as lab
 from calibdash.lab.demo import load_demo
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .conftest import go, no_exception
+from .conftest import go, no_exception, run_once
 
 pytestmark = pytest.mark.slow
 
@@ -150,3 +153,78 @@ def test_compare_uploads_and_a_mismatch_message(app):
     at.run()
     no_exception(at)
     assert at.error
+
+
+# -- Cancel on the pages that run their job without a button (issue 28) ---------------------
+def fill_the_pool():
+    """Give every worker of the app's pool a long job of another session, so that a page's job
+    waits in the queue: its Cancel then meets it there, however fast the machine is."""
+    from calibdash_app.session import job_pool
+
+    from .test_jobs import sleepy
+
+    pool = job_pool()
+    return pool, [pool.submit(("blocker", i), sleepy, {"seconds": 600}, owner="another tab") for i in range(pool.max_jobs)]
+
+
+def page_jobs(at, kind):
+    return [key for key in at.session_state["jobs"] if key[0] == kind]
+
+
+def click(at, prefix, index=0):
+    """Press the ``index``-th button whose key starts with ``prefix`` (a job's Cancel or Run again), one script run."""
+    keys = [b.key for b in at.button if b.key and b.key.startswith(prefix)]
+    at.button(key=keys[index]).click()
+    run_once(at)
+    no_exception(at)
+
+
+def test_a_cancel_never_starts_a_copy_and_run_again_starts_one():
+    at = AppTest.from_file(APP, default_timeout=300).run()  # the first visit's demo analysis done
+    # Seeds no other test uses: the pool shares finished jobs between sessions, and these must be new.
+    for seed_key in ("view__lab_seed", "view__lab_f1_seed", "view__cmp_seed"):
+        at.session_state[seed_key] = 28028
+    pool, blockers = fill_the_pool()
+    try:
+        for page, kind, n_jobs in ((LEARN, "lab_estimates", 2), (COMPARE, "compare", 1)):
+            at.switch_page(page)
+            run_once(at)
+            no_exception(at)
+            assert len(at.session_state["jobs"]) == n_jobs  # Learn: the estimates and Figure 1
+            (key,) = page_jobs(at, kind)
+            assert pool.job(key, owner=at.session_state["token"]).state == "queued"
+            for _ in range(n_jobs):
+                click(at, "cancel__")
+            for _ in range(5):  # the page reruns as it would, every ~15 ms
+                run_once(at)
+                no_exception(at)
+            assert not at.session_state["jobs"]  # nothing submitted again
+            assert pool.counts()["queued"] == 0  # and nothing waiting in the pool
+            assert sum("Cancelled" in e.value for e in at.error) == n_jobs
+            click(at, "again__")  # Run again: that job, once
+            run_once(at)
+            assert page_jobs(at, kind) == [key] and len(at.session_state["jobs"]) == 1
+            assert pool.counts()["queued"] == 1
+            if kind == "lab_estimates":
+                click(at, "cancel__")
+        # A job whose process dies is not the data's fault: its message says so and offers Run again.
+        (key,) = page_jobs(at, "compare")
+        job = pool.job(key, owner=at.session_state["token"])
+        for blocker in blockers:
+            blocker.cancel()
+        deadline = time.monotonic() + 120
+        while job.worker_pid is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(job.worker_pid, signal.SIGKILL)  # its own pid: a fresh worker may not lead its group yet
+        assert job.wait(120) and job.state == "failed"
+        for _ in range(3):
+            run_once(at)
+        no_exception(at)
+        assert not at.session_state["jobs"] and any("ended unexpectedly" in e.value for e in at.error)
+        click(at, "again__")
+        at.run()  # until the job is done
+        no_exception(at)
+        assert not at.error and len(at.get("plotly_chart")) == 3
+    finally:
+        for blocker in blockers:
+            blocker.cancel()

@@ -237,8 +237,12 @@ def test_failures_keep_a_clean_message_or_say_it_is_a_bug(pool, caplog):
     assert "Traceback" in caplog.text and "buggy" in caplog.text  # the traceback is in the server's log
     died = pool.submit("dies", dies, {}, owner="s")
     assert died.wait(WAIT) and died.state == FAILED and "ended unexpectedly" in died.bug
-    retried = pool.submit("bug", add, {"a": 1, "b": 2}, owner="s")  # a failed key runs again when submitted again
+    assert "worker process ended unexpectedly (exit code 3" in caplog.text  # the log has what the message promises
+    assert pool.submit("bug", add, {"a": 1, "b": 2}, owner="s") is bug  # the same owner again: its outcome back
+    retried = pool.submit("bug", add, {"a": 1, "b": 2}, owner="s", again=True)  # asked for: it runs again
     assert retried is not bug and retried.wait(WAIT) and retried.result == 3
+    other = pool.submit("dies", add, {"a": 1, "b": 1}, owner="s2")  # a session that never asked: a fresh run
+    assert other is not died and other.wait(WAIT) and other.result == 2
 
 
 @pytest.mark.slow
@@ -272,6 +276,47 @@ def test_a_shared_job_stops_only_when_no_owner_wants_it(pool):
     assert waiting.state == CANCELLED and pool.counts()["queued"] == 0
     queued_behind.cancel()
     assert queued_behind.wait(WAIT) and queued_behind.state == CANCELLED
+
+
+@pytest.mark.slow
+def test_a_cancel_storm_never_queues_copies(pool):
+    # Issue 28: a page that submits its key on every rerun (every ~15 ms) right after its Cancel
+    # click queued a copy per rerun. Eight sessions here submit, look up and cancel one key as fast
+    # as they can, from threads: a session that already asked for the key gets its cancelled job
+    # back, so at most one job is ever live and at most one is made per session.
+    import threading
+
+    owners = [f"s{i}" for i in range(8)]
+    made, live, errors = {}, [], []
+    start = threading.Barrier(len(owners))
+
+    def storm(owner):
+        try:
+            start.wait(WAIT)
+            for i in range(150):
+                job = pool.submit("storm", sleepy, {"seconds": 60}, owner=owner)
+                made[id(job)] = job  # kept alive, so that no id is reused
+                pool.job("storm", owner=owner)  # the page's look at its job, between the clicks
+                if i % 2:
+                    pool.cancel("storm", owner=owner)
+                counts = pool.counts()
+                live.append(counts["queued"] + counts["running"])
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=storm, args=(owner,)) for owner in owners]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(WAIT)
+    assert not errors and not any(t.is_alive() for t in threads)
+    assert max(live) <= 1  # never two jobs of one key queued or running
+    assert 1 <= len(made) <= len(owners)  # at most one job made per session, however many submits
+    counts = pool.counts()
+    assert counts["queued"] == counts["running"] == 0  # every session's last click was Cancel
+    assert pool.submit("storm", sleepy, {"seconds": 0}, owner="s0").state == CANCELLED  # a rerun: nothing starts
+    asked = pool.submit("storm", sleepy, {"seconds": 0, "tag": "again"}, owner="s0", again=True)  # "Run again"
+    assert asked.wait(WAIT) and asked.result == "again"
 
 
 @pytest.mark.slow

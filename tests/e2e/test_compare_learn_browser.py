@@ -74,3 +74,37 @@ def test_learn_page_default_view_and_download(browser, server, tmp_path):
         w.check()
     finally:
         context.close()
+
+
+def test_a_cancel_on_learn_never_starts_a_copy(browser, server):
+    # Issue 28: one Cancel click on Learn queued 16 copies of its job in 0.23 s (every rerun
+    # submitted it again). Now the job stays cancelled, and Run again starts it once.
+    context, w = new_session(browser, server)
+    pg = w.page
+    estimating = pg.locator('[class*="st-key-job__"]', has_text="Simulating and estimating")
+    try:
+        w.goto_page("Learn")
+        seed = pg.locator(".st-key-view__lab_seed input")
+        seed.fill("28029")  # a seed no other test uses: a new job, not a finished one of the server
+        seed.press("Enter")
+        w.wait_idle()
+        cancel = estimating.locator("button", has_text="Cancel").first
+        cancel.wait_for(timeout=60_000)
+        cancel.click()
+        pg.locator('[data-testid="stAlertContentError"]', has_text="Cancelled").wait_for(timeout=30_000)
+        for _ in range(30):  # 3 s of the page's own reruns: the job never comes back
+            assert not estimating.count()
+            pg.wait_for_timeout(100)
+        assert pg.locator('[class*="st-key-again__"]').count() == 1  # one button (Streamlit draws it twice inside)
+        pg.locator('[class*="st-key-again__"] button:visible', has_text="Run again").first.click()
+        estimating.wait_for(timeout=30_000)  # Run again: the job runs once more
+        assert estimating.count() == 1
+        w.check()
+    finally:
+        for box in pg.locator('[class*="st-key-cancel__"] button').all():  # leave the server's pool free
+            try:
+                box.click(timeout=5_000)
+                w.wait_idle()
+            except Exception:  # noqa: BLE001 - gone meanwhile
+                pass
+        context.close()
