@@ -19,7 +19,8 @@ from __future__ import annotations
 
 from calibdash.text import CLOSE, OPEN, split_marked, strip_marks
 
-__all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "LoadNote", "check_is_fitted"]
+__all__ = ["CalibdashError", "InputError", "ConfigError", "NotFittedError", "LoadWarning", "LoadNote", "check_is_fitted",
+           "detached"]
 
 
 def _marked(parts):
@@ -85,6 +86,20 @@ class InputError(CalibdashError, ValueError):
     def __reduce__(self):
         # The marks travel with a pickled error (to and from worker processes).
         return (type(self), (_marked(self.parts),), {"internal": self.internal, "option": self.option})
+
+
+def detached(error):
+    """``error`` without its traceback, cause and context, to be kept after it was caught.
+
+    A caught exception holds the frames it passed through, and with them their locals: kept
+    in an object that outlives the call (the app's inspection of an upload, stored in the
+    session for hours), an :class:`InputError` pinned the decoded file it was raised about
+    (953 MB for a 920-byte Parquet file). The message, parts and option stay.
+    """
+    error.__traceback__ = None
+    error.__cause__ = error.__context__ = None
+    error.__suppress_context__ = True
+    return error
 
 
 class LoadWarning(str):

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from calibdash.errors import ConfigError, InputError
 
-__all__ = ["Limit", "GRID_VALUES", "GRID_COMBINATIONS", "FOLDS", "RESAMPLES", "TABLE_COLUMNS", "RESULT_BYTES",
+__all__ = ["Limit", "GRID_VALUES", "GRID_COMBINATIONS", "FOLDS", "RESAMPLES", "TABLE_COLUMNS", "TEXT_CHARACTERS", "RESULT_BYTES",
            "RESULT_DEPTH", "LIMITS", "help_text"]
 
 
@@ -112,6 +112,13 @@ TABLE_COLUMNS = Limit(
     "Fields are counted from the raw bytes before a text table is parsed: a table of 100,000 columns takes "
     "seconds to read, a single line of millions of fields would take hours and gigabytes.",
     "give one line per sample, or save the predictions as .npy or .npz", InputError)
+#: Characters of one text cell of a Parquet file (a label, class or group name), from its dictionary
+#: before the text is expanded.
+TEXT_CHARACTERS = Limit(
+    "CALIBDASH_MAX_TEXT_CHARACTERS", 10_000, "characters", "a text cell of a Parquet file",
+    "Labels, class and group names are short. Parquet stores a repeated text once, compressed: a 2 KB file "
+    "can hold 200 cells of 5 MB, gigabytes once read (a text table's cells are bounded by its file size).",
+    "leave long text columns out of the file", InputError)
 #: Bytes of a result file (``result.json``, the app's JSON download).
 RESULT_BYTES = Limit(
     "CALIBDASH_MAX_RESULT_BYTES", 100 * 10**6, "bytes", "a result file",
@@ -124,7 +131,7 @@ RESULT_DEPTH = Limit(
     "check that it is a result file written by calibdash", InputError)
 
 #: Every limit, in the order the documentation lists them.
-LIMITS = (GRID_VALUES, GRID_COMBINATIONS, FOLDS, RESAMPLES, TABLE_COLUMNS, RESULT_BYTES, RESULT_DEPTH)
+LIMITS = (GRID_VALUES, GRID_COMBINATIONS, FOLDS, RESAMPLES, TABLE_COLUMNS, TEXT_CHARACTERS, RESULT_BYTES, RESULT_DEPTH)
 
 
 def help_text(indent="  "):

@@ -45,8 +45,8 @@ def canonical_sha256(probs, labels):
     labels = np.ascontiguousarray(labels, dtype="<i8")
     h = hashlib.sha256(_HASH_TAG)
     h.update(np.array(probs.shape, dtype="<i8").tobytes())
-    h.update(probs.tobytes())
-    h.update(labels.tobytes())
+    h.update(memoryview(probs).cast("B"))  # the array's own bytes: no copy of them (tobytes made one)
+    h.update(memoryview(labels).cast("B"))
     return h.hexdigest()
 
 

@@ -45,7 +45,8 @@ from __future__ import annotations
 import html
 import re
 
-__all__ = ["OPEN", "CLOSE", "JOINER", "UserText", "user", "quoted", "strip_marks", "split_marked", "code", "escape_markdown",
+__all__ = ["OPEN", "CLOSE", "JOINER", "SHOWN_CHARACTERS", "CELL_CHARACTERS", "UserText", "CellText", "cell", "user", "quoted",
+           "strip_marks", "split_marked", "code", "escape_markdown",
            "markdown", "plot_text"]
 
 # Private-use characters: no file name or label carries them by accident, and user() drops
@@ -55,22 +56,46 @@ _MARKS = re.compile(f"[{OPEN}{CLOSE}]")
 _MARKED = re.compile(f"{OPEN}(.*?){CLOSE}", re.DOTALL)
 
 
+# A message shows at most this many characters of one piece of user text (a file's path
+# included): a cell can hold megabytes (a 5 MB label made a 5 MB message in the app), a
+# message should not. A cell's value, quoted by cell(), is cut shorter.
+SHOWN_CHARACTERS = 200
+CELL_CHARACTERS = 40
+
+
 class UserText(str):
     """A string from a user's file (or a caller's argument) in a message being built.
 
     Compares, hashes and slices as the plain string. Formatted by an f-string (``{x}``,
     ``{x:...}``) or by ``repr`` (``{x!r}``, ``repr(list_of_them)``) it comes out between
     the markers, so that the message remembers which of its words were the user's;
-    ``str(x)`` and concatenation give plain strings.
+    ``str(x)`` and concatenation give plain strings. Formatted, a text longer than
+    :data:`SHOWN_CHARACTERS` is cut there, and the message says how long it was.
     """
 
     __slots__ = ()
+    shown = SHOWN_CHARACTERS
+
+    def _shown(self):
+        text = str(self)
+        if len(text) <= self.shown:
+            return text, ""
+        return text[:self.shown - 1] + "\u2026", f" ({len(text):,} characters)"
 
     def __format__(self, spec):
-        return f"{OPEN}{format(str(self), spec)}{CLOSE}"
+        text, note = self._shown()
+        return f"{OPEN}{format(text, spec)}{CLOSE}{note}"
 
     def __repr__(self):
-        return f"{OPEN}{str.__repr__(str(self))}{CLOSE}"
+        text, note = self._shown()
+        return f"{OPEN}{str.__repr__(text)}{CLOSE}{note}"
+
+
+class CellText(UserText):
+    """A cell's value (a label, a class name) in a message: a :class:`UserText` cut at :data:`CELL_CHARACTERS`."""
+
+    __slots__ = ()
+    shown = CELL_CHARACTERS
 
 
 def user(text):
@@ -82,6 +107,12 @@ def user(text):
     if isinstance(text, UserText):
         return text
     return UserText(strip_marks(text))
+
+
+def cell(text):
+    """Mark ``text``, a cell's value, as supplied by a user (see :func:`user`); a message shows
+    at most :data:`CELL_CHARACTERS` of it."""
+    return CellText(strip_marks(text))
 
 
 def quoted(value):

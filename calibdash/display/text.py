@@ -8,10 +8,14 @@ that imports ``calibdash.display.text`` keeps working; new code imports :mod:`ca
 from __future__ import annotations
 
 from calibdash.text import (
+    CELL_CHARACTERS,
     CLOSE,
     JOINER,
     OPEN,
+    SHOWN_CHARACTERS,
+    CellText,
     UserText,
+    cell,
     code,
     escape_markdown,
     markdown,
@@ -22,5 +26,5 @@ from calibdash.text import (
     user,
 )
 
-__all__ = ["OPEN", "CLOSE", "JOINER", "UserText", "user", "quoted", "strip_marks", "split_marked", "code", "escape_markdown",
-           "markdown", "plot_text"]
+__all__ = ["OPEN", "CLOSE", "JOINER", "SHOWN_CHARACTERS", "CELL_CHARACTERS", "UserText", "CellText", "cell", "user", "quoted",
+           "strip_marks", "split_marked", "code", "escape_markdown", "markdown", "plot_text"]

@@ -30,7 +30,7 @@ import numpy as np
 
 from calibdash.errors import InputError, LoadNote, LoadWarning
 from calibdash.io.formats import Parsed, Where
-from calibdash.text import quoted, user
+from calibdash.text import cell, quoted, user
 
 __all__ = [
     "LABEL_COLUMN_NAMES",
@@ -501,8 +501,9 @@ def _refuse_non_numeric(col, where, k):
 
 
 def preview(items, k=8):
-    """The first ``k`` names (a user's), quoted and marked."""
+    """The first ``k`` names or values (a user's), quoted and marked, each cut at
+    :data:`calibdash.text.CELL_CHARACTERS`."""
     items = list(items)
-    shown = ", ".join(repr(user(x)) for x in items[:k])
+    shown = ", ".join(repr(cell(x)) for x in items[:k])
     return f"[{shown}{', ...' if len(items) > k else ''}]"
 

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from calibdash.errors import InputError
-from calibdash.limits import TABLE_COLUMNS
+from calibdash.limits import TABLE_COLUMNS, TEXT_CHARACTERS
 from calibdash.text import user
 
 __all__ = [
@@ -189,6 +189,17 @@ def _fmt_bytes(n):
         if n >= size:
             return f"{n / size:.1f} {unit}"
     return f"{n} bytes"
+
+
+# The loader holds an array as read, its probabilities and temporaries of the same size at
+# once: loading a 96 MB .npz array (1,000,000 x 12) took 3.5 times that at its peak. Every
+# memory check therefore counts this many float64 copies of the numbers a file declares.
+WORKING_COPIES = 4
+
+
+def float64_need(cells, itemsize=8):
+    """Bytes the loader needs for ``cells`` numbers: :data:`WORKING_COPIES` copies of at least float64."""
+    return int(cells) * max(int(itemsize), 8) * WORKING_COPIES
 
 
 def _too_big(name, size, max_bytes, exact=True):
@@ -468,11 +479,11 @@ def _parse_npy_header(head, where, max_memory_bytes, available):
         )
     size = math.prod(shape)
     declared = size * dtype.itemsize
-    needed = size * max(dtype.itemsize, 8)
+    needed = float64_need(size, dtype.itemsize)
     if needed > max_memory_bytes:
         raise InputError(
             f"{where} declares shape {shape} of {dtype} ({_fmt_bytes(declared)}), which would "
-            f"need about {_fmt_bytes(needed)} in float64, over the memory budget of "
+            f"need about {_fmt_bytes(needed)} to load (in float64, with the loader's working copies), over the memory budget of "
             f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows, or raise max_memory_bytes=... "
             "if the machine has the memory."
         )
@@ -563,6 +574,16 @@ class _Npz:
         if len(buf) < size:
             raise InputError(f"{self.where(key)} is truncated; save the archive again.")
         return _npy_array(buf, h)
+
+    def check_together(self, keys):
+        """Refuse when the arrays ``keys``, each within the budget, are over it together (before any is read)."""
+        need = sum(float64_need(math.prod(h.shape), h.dtype.itemsize) for h in map(self.header, keys))
+        if need > self.budget:
+            raise InputError(
+                f"{self.name} declares {self.describe(keys)}, which together would need about {_fmt_bytes(need)} to "
+                f"load (in float64, with the loader's working copies), over the memory budget of "
+                f"{_fmt_bytes(self.budget)}. Load fewer rows, or raise max_memory_bytes=... if the machine has the memory."
+            )
 
     def describe(self, keys):
         parts = []
@@ -677,11 +698,12 @@ def _parse_npz(blob, *, npz_keys, labels_separate, max_memory_bytes):
     if lab_key is not None and lab_key == pred_key:
         raise InputError(f"npz_keys uses '{pred_key}' of {blob.name} for both predictions and labels.")
 
+    name_keys = [k for k in _role_keys(keys, CLASS_NAME_KEYS) if k not in (pred_key, lab_key)]
+    npz.check_together([pred_key, *([lab_key] if lab_key is not None else []), *name_keys[:1]])
     parsed = Parsed(scores=npz.array(pred_key), where=Where(npz.where(pred_key)))
     if lab_key is not None:
         parsed.labels = npz.array(lab_key)
         parsed.labels_where = Where(npz.where(lab_key))
-    name_keys = [k for k in _role_keys(keys, CLASS_NAME_KEYS) if k not in (pred_key, lab_key)]
     if name_keys:
         names = npz.array(name_keys[0])
         if names.ndim != 1 or names.dtype.kind not in "US":
@@ -854,12 +876,13 @@ def _read_text(blob, *, is_header, max_memory_bytes):
     sample = data[: 2**20]
     per_byte = (sample.count(b"\n") or sample.count(b"\r") or 1) / len(sample)
     rows = _count_lines(data) if len(sample) == len(data) else int(per_byte * len(data)) + 1
-    if rows * max(m, 1) * 8 > max_memory_bytes:
+    if float64_need(rows * max(m, 1)) > max_memory_bytes:
         rows = _count_lines(data)
-        if rows * max(m, 1) * 8 > max_memory_bytes:
+        if float64_need(rows * max(m, 1)) > max_memory_bytes:
             raise InputError(
                 f"{blob.name} has {rows:,} line{'s' if rows != 1 else ''} of {_fields(m)}, which would need about "
-                f"{_fmt_bytes(rows * m * 8)} as float64, over the memory budget of "
+                f"{_fmt_bytes(float64_need(rows * m))} to load (in float64, with the loader's working copies), "
+                "over the memory budget of "
                 f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows or raise max_memory_bytes=..."
             )
 
@@ -971,23 +994,110 @@ def _read_parquet(blob, *, max_memory_bytes):
             f"{blob.name} is not a readable Parquet file ({type(e).__name__}: {e}); it is "
             "truncated or corrupted. Export it again."
         ) from None
-    if n * max(m, 1) * 8 > max_memory_bytes:
+    if float64_need(n * max(m, 1)) > max_memory_bytes:
         raise InputError(
-            f"{blob.name} declares {n:,} rows x {m} columns, about {_fmt_bytes(n * m * 8)} as "
-            f"float64, over the memory budget of {_fmt_bytes(max_memory_bytes)}. Load fewer rows "
+            f"{blob.name} declares {n:,} rows x {m} columns, about {_fmt_bytes(float64_need(n * m))} to load (in "
+            f"float64, with the loader's working copies), over the memory budget of {_fmt_bytes(max_memory_bytes)}. "
+            "Load fewer rows "
             "or raise max_memory_bytes=..."
         )
-    try:
-        frame = pf.read().to_pandas()
-    except Exception as e:
-        raise InputError(
-            f"{blob.name} cannot be read ({type(e).__name__}: {e}); the file is corrupted or "
-            "uses an unsupported encoding. Export it again."
-        ) from None
+    frame, _ = _parquet_frame(blob.data, pf, blob.name, max_memory_bytes)
     _release_arrow_memory()
     if frame.shape[0] == 0:
         raise InputError(f"{blob.name} has no rows; it holds no predictions.")
     return Table(frame, [str(c) for c in frame.columns], blob.name)
+
+
+# Memory a text cell takes beyond its characters once read: Arrow's offset, pandas' copy of
+# its object (a Python str has about 50 bytes of header), a pointer.
+TEXT_CELL_BYTES = 64
+
+
+def _is_text(arrow_type):
+    import pyarrow as pa
+
+    if pa.types.is_dictionary(arrow_type):
+        arrow_type = arrow_type.value_type
+    return any(check(arrow_type) for check in (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
+                                               pa.types.is_large_binary, pa.types.is_string_view,
+                                               pa.types.is_binary_view))
+
+
+def _parquet_frame(data, pf, where, max_memory_bytes, used=0):
+    """``(frame, used + what it needs)``: the rows of the Parquet file ``data`` (bytes; ``pf`` its
+    ParquetFile) as a DataFrame, refused before they are expanded when
+    they would need more than ``max_memory_bytes`` (``used`` of it already taken).
+
+    A Parquet file stores text compressed and dictionary-encoded: 200 copies of one 5 MB label
+    are a 2 KB file, which pyarrow and pandas expand to gigabytes. So, in this order: the
+    pages' decompressed size (from the metadata) must fit; the text columns are read still
+    dictionary-encoded, and their expanded size (the dictionary's lengths summed over the
+    rows) must fit twice (Arrow's copy and pandas'), with the 8 bytes of every other cell;
+    only then are they expanded, into the DataFrame ``pf.read().to_pandas()`` gives. No text
+    cell may be longer than :data:`~calibdash.limits.TEXT_CHARACTERS` (from the dictionary).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    md = pf.metadata
+    try:
+        schema = pf.schema_arrow
+        text = [f.name for f in schema if _is_text(f.type)]
+        sizes, counts = np.zeros(md.num_columns, np.int64), np.zeros(md.num_columns, np.int64)
+        for g in range(md.num_row_groups):
+            for j in range(md.num_columns):
+                chunk = md.row_group(g).column(j)
+                sizes[j] += chunk.total_uncompressed_size
+                counts[j] += chunk.num_values
+        stored = int(sizes.sum())
+        # Before anything is read: a text column whose decompressed pages average more than 4
+        # bytes per allowed character a cell has a cell over the limit (a UTF-8 character takes
+        # at most 4 bytes; the pages' headers and length prefixes are allowed for).
+        for j in range(md.num_columns):
+            name = md.schema.column(j).path
+            average = (sizes[j] - 4096) / max(counts[j], 1) - 16
+            if name in text and average > 4 * TEXT_CHARACTERS.value:
+                raise TEXT_CHARACTERS.error(
+                    f"{where}: the column {user(name)!r} averages {average:,.0f} bytes of text a cell, so some cell has "
+                    f"more than {TEXT_CHARACTERS.value:,} characters, the limit. Leave long text columns out of the "
+                    f"file, or raise the limit with the environment variable {TEXT_CHARACTERS.variable}.")
+        fits = used + stored <= max_memory_bytes
+        table = pq.ParquetFile(io.BytesIO(data), read_dictionary=text).read() if fits else None
+    except InputError:
+        raise
+    except Exception as e:
+        raise InputError(f"{where} cannot be read ({type(e).__name__}); the file is corrupted or uses an "
+                         "unsupported encoding. Export it again.") from None
+    if table is None:
+        raise InputError(f"{where} decompresses to {_fmt_bytes(stored)}, over the memory budget of "
+                         f"{_fmt_bytes(max_memory_bytes)}{' with the files before it' if used else ''}. Load fewer "
+                         "rows or columns, or raise max_memory_bytes=...")
+    need, largest = used + float64_need(md.num_rows * (md.num_columns - len(text))), (0, "")
+    for name in text:
+        size = longest = 0
+        for chunk in table.column(name).chunks:
+            values = chunk.dictionary if isinstance(chunk, pa.DictionaryArray) else chunk
+            chars = pc.utf8_length(values) if _is_text(values.type) and pa.types.is_unicode(values.type) else \
+                pc.binary_length(values)
+            longest = max(longest, pc.max(chars).as_py() or 0)
+            lengths = pc.binary_length(values)
+            size += (pc.sum(pc.take(lengths, chunk.indices)) if values is not chunk else pc.sum(lengths)).as_py() or 0
+        TEXT_CHARACTERS.check(longest, f"{where}: a cell of the column {user(name)!r}")
+        need += 2 * size + TEXT_CELL_BYTES * md.num_rows
+        largest = max(largest, (size, name))
+    if need > max_memory_bytes:
+        del table
+        before = f" (with the files before it, {_fmt_bytes(need)})" if used else ""
+        raise InputError(f"{where} holds text that takes about {_fmt_bytes(need - used)} once read (the column "
+                         f"{user(largest[1])!r} alone {_fmt_bytes(largest[0])} of characters){before}, over the memory "
+                         f"budget of {_fmt_bytes(max_memory_bytes)}. Leave long text columns out of the file, or raise "
+                         "max_memory_bytes=...")
+    try:
+        return table.cast(schema).to_pandas(), need
+    except Exception as e:
+        raise InputError(f"{where} cannot be read ({type(e).__name__}); the file is corrupted or uses an "
+                         "unsupported encoding. Export it again.") from None
 
 
 #: Suffixes of the files a Parquet dataset folder is made of.
@@ -1035,7 +1145,7 @@ def read_parquet_dataset(path, *, max_bytes, max_memory_bytes):
     total = sum(f.stat().st_size for f in files)
     if total > max_bytes:
         raise _too_big(shown, total, max_bytes)
-    frames, schema, rows = [], None, 0
+    frames, schema, rows, used = [], None, 0, 0
     for f in files:
         where = f"{user(root.name)}/{user(str(f.relative_to(root)))}"
         data = read_regular_file(f, max_bytes=max_bytes, what="a Parquet file",
@@ -1052,15 +1162,13 @@ def read_parquet_dataset(path, *, max_bytes, max_memory_bytes):
             raise InputError(f"{where} has the columns {', '.join(map(user, names[:8]))}, but the dataset's first file "
                              f"has {', '.join(map(user, schema[:8]))}; every file of a dataset needs the same columns.")
         rows += pf.metadata.num_rows
-        if rows * max(len(names), 1) * 8 > max_memory_bytes:
+        if float64_need(rows * max(len(names), 1)) > max_memory_bytes:
             raise InputError(f"{shown} declares at least {rows:,} rows x {len(names)} columns, about "
-                             f"{_fmt_bytes(rows * len(names) * 8)} as float64, over the memory budget of "
+                             f"{_fmt_bytes(float64_need(rows * len(names)))} to load (in float64, with the loader's "
+                             "working copies), over the memory budget of "
                              f"{_fmt_bytes(max_memory_bytes)}. Load fewer rows or raise max_memory_bytes=...")
-        try:
-            frames.append(pf.read().to_pandas())
-        except Exception as e:
-            raise InputError(f"{where} cannot be read ({type(e).__name__}); the file is corrupted or uses an "
-                             "unsupported encoding. Export it again.") from None
+        frame, used = _parquet_frame(data, pf, where, max_memory_bytes, used=used)
+        frames.append(frame)
     import pandas as pd
 
     frame = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]

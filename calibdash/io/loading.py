@@ -22,7 +22,7 @@ import numpy as np
 
 from calibdash.core.simplex import ROW_SUM_TOLERANCE, softmax
 from calibdash.deprecation import renamed_parameters
-from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning
+from calibdash.errors import CalibdashError, InputError, LoadNote, LoadWarning, detached
 from calibdash.io import columns, formats
 from calibdash.predictions import KINDS, LOAD_OPTIONS, Predictions, canonical_sha256  # noqa: F401  (re-exported)
 from calibdash.text import quoted, user
@@ -129,8 +129,10 @@ def load_predictions(
     max_bytes : int, optional
         Refuse files larger than this. Default: ``MAX_FILE_BYTES`` (500 MB).
     max_memory_bytes : int, optional
-        Refuse arrays that would need more memory than this as float64, judged from the
-        file's declared shape before anything is allocated. Default:
+        Refuse inputs that would need more memory than this to load, judged from what the
+        file declares before anything large is allocated: every array a file holds, together,
+        as :data:`calibdash.io.formats.WORKING_COPIES` float64 copies (the loader's working
+        copies), and a Parquet file's text by its expanded size. Default:
         ``MAX_MEMORY_BYTES`` (2 GiB).
 
     Returns
@@ -228,6 +230,10 @@ class Inspection:
     positive: str | None = None
     notes: tuple = ()
     problem: InputError | None = None
+
+    def __post_init__(self):
+        if self.problem is not None:  # kept for hours in the app: not the frames (and data) it was raised in
+            detached(self.problem)
 
 
 def inspect_predictions(source, labels=None, *, label_column=None, prob_columns=None, header=None, name=None,

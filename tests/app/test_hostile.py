@@ -143,3 +143,23 @@ def test_model_names_on_the_compare_page_are_code_and_escaped_in_the_figures(at)
     no_exception(at)
     assert any(code(repr(files[-1][0])) in e.value for e in at.error)
     assert_inert(at)
+
+
+def test_a_small_parquet_file_of_huge_labels_is_refused_with_a_short_message(at):
+    # Issue 28: 200 labels of 5 MB (a 3 KB file) took the server from 0.9 to 7.3 GB and put a
+    # 5 MB message in the page. Refused from the file's dictionary, before the text is expanded.
+    import io
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"p": np.linspace(0.01, 0.99, 200), "label": ["a" * 5_000_000] * 200}), buf,
+                   compression="zstd")
+    assert len(buf.getvalue()) < 4_000
+    upload(at, buf.getvalue(), "labels.parquet")
+    (error,) = [e.value for e in at.error]
+    assert "MAX\\_TEXT\\_CHARACTERS" in error and "10,000" in error, error
+    assert len(error) < 1_000
+    assert not any("labels.parquet" in h.value for h in at.subheader)  # not in use

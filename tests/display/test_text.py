@@ -265,3 +265,18 @@ def test_upload_like_file_object_name_is_marked():
     with pytest.raises(InputError) as info:
         cd.load_predictions(buf)
     assert info.value.parts[0] == (FILE_NAMES[0], True)
+
+
+def test_long_user_text_is_cut_in_messages_and_kept_whole_elsewhere():
+    # Issue 28: a 5 MB label made a 5 MB error message in the app.
+    from calibdash.text import CELL_CHARACTERS, CLOSE, OPEN, SHOWN_CHARACTERS, cell
+
+    long = "x" * 5_000_000
+    message = f"the file {user('y' * 300)} holds {cell(long)!r} and {user('short')}"
+    error = InputError(message)
+    assert len(str(error)) < 400
+    assert f"{'y' * (SHOWN_CHARACTERS - 1)}\u2026 (300 characters)" in str(error)
+    assert f"'{'x' * (CELL_CHARACTERS - 1)}\u2026' (5,000,000 characters)" in str(error)
+    assert ("short", True) in error.parts and all(len(text) <= SHOWN_CHARACTERS for text, _ in error.parts)
+    assert f"{user('a' * SHOWN_CHARACTERS)}" == f"{OPEN}{'a' * SHOWN_CHARACTERS}{CLOSE}"  # at the limit: whole
+    assert str(cell(long)) == long and cell(long) == long  # the value itself is never cut

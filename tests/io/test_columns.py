@@ -104,3 +104,29 @@ def test_labels_from_a_table_and_inspection():
                                          ("logit-cat", "cat"), ("cat", None), ("p_", None)])
 def test_class_name_of_column(column, cls):
     assert columns.class_name_of_column(column) == cls
+
+
+def test_a_parquet_file_with_text_reads_as_pyarrow_and_pandas_read_it():
+    # formats reads text columns dictionary-encoded to measure them before they are expanded
+    # (issue 28); the frame must still be the one pf.read().to_pandas() gives, nulls,
+    # categories and bytes included, for one row group or several.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rng = np.random.default_rng(3)
+    n = 500
+    table = pa.table({
+        "p": rng.random(n),
+        "label": pa.array([None if i % 37 == 0 else ["died", "survived", "\u00e9t\u00e9 \u2014 ok"][i % 3] for i in range(n)]),
+        "site": pd.Categorical(rng.choice(["north", "south"], n)),
+        "raw": pa.array([bytes([i % 256]) * (i % 5) for i in range(n)]),
+        "note": pa.array([f"row {i}" for i in range(n)], pa.large_string()),
+    })
+    for row_group_size in (n, 64):
+        buf = io.BytesIO()
+        pq.write_table(table, buf, row_group_size=row_group_size)
+        got = formats.read_table(formats.Blob(buf.getvalue(), user("t.parquet"), ".parquet"), is_header=None,
+                                 max_memory_bytes=10**8)
+        want = pq.ParquetFile(io.BytesIO(buf.getvalue())).read().to_pandas()
+        pd.testing.assert_frame_equal(got.frame, want)
+        assert got.names == list(want.columns)

@@ -9,6 +9,7 @@ import pytest
 
 import calibdash as cd
 from calibdash.errors import InputError
+from calibdash.io import formats
 from calibdash.text import strip_marks
 
 
@@ -75,8 +76,12 @@ def test_budgets_count_the_whole_folder(dataset):
     largest = max(f.stat().st_size for f in root.rglob("*.parquet"))
     assert largest < total - 1  # each file alone is within the limit: the sum is what is refused
     refusal(lambda: cd.load_predictions(root, **LOAD, max_bytes=total - 1), "file-size limit")
-    refusal(lambda: cd.load_predictions(root, **LOAD, max_memory_bytes=150 * 2 * 8), "memory budget")
-    cd.load_predictions(root, **LOAD, max_bytes=total, max_memory_bytes=200 * 2 * 8)
+    copies = formats.WORKING_COPIES
+    refusal(lambda: cd.load_predictions(root, **LOAD, max_memory_bytes=150 * 2 * 8 * copies), "memory budget")
+    # What 200 rows need: p's float64 copies, and y's text (at most 8 characters) twice with 64 bytes a cell
+    cd.load_predictions(root, **LOAD, max_bytes=total, max_memory_bytes=200 * (8 * copies + 2 * 8 + 64))
+    refusal(lambda: cd.load_predictions(root, **LOAD, max_memory_bytes=200 * (8 * copies + 64)),
+            "with the files before it")
 
 
 def test_a_folder_without_parquet_files_says_what_to_give(tmp_path):

@@ -592,6 +592,11 @@ REFUSALS = [
     ("declared shape over budget (npz member)",
      lambda t: ((_zip(t, "huge.npz", {"predictions.npy": _npy_header_only((10**9, 10)), "labels.npy": _npy_bytes(_Y)}),), {}),
      ["huge.npz['predictions'] declares shape (1000000000, 10)", "memory budget"]),
+    ("npz arrays over the budget together",  # each alone within 2,000 bytes: 1,920 and 640 with the copies
+     lambda t: ((_zip(t, "two.npz", {"probs.npy": _npy_bytes(_P), "labels.npy": _npy_bytes(_Y.astype(np.int64))}),),
+                {"max_memory_bytes": 2000}),
+     ["two.npz declares 'probs' (20x3 float64), 'labels' (20 int64), which together would need about 2.5 KiB",
+      "memory budget of 2.0 KiB"]),
     ("configurable budget", lambda t: ((_npy(t, _P), _Y), {"max_memory_bytes": 400}),
      ["p.npy declares shape (20, 3) of float64", "memory budget of 400 bytes"]),
     ("csv over budget", lambda t: ((_csv(t, _good_lines()),), {"max_memory_bytes": 100}),
@@ -655,6 +660,14 @@ REFUSALS = [
      ["label_column=9 is out of range: x.csv has 4 columns"]),
     ("two label-like columns", lambda t: ((_csv(t, ["a,b,y,label"] + _good_lines()[1:]),), {}),
      ["several columns that could hold the labels: 'y', 'label'"]),
+    ("parquet text over the memory budget",  # 2,000 cells of 2,000 characters: a few KB stored, 4 MB read
+     lambda t: ((pd.DataFrame({"p": np.full(2000, 0.5), "label": ["x" * 1999 + str(i % 2) for i in range(2000)]})
+                 .to_parquet(t / "t.parquet") or t / "t.parquet",), {"max_memory_bytes": 4 * 10**6}),
+     ["t.parquet holds text that takes about", "'label' alone 3.8 MiB of characters", "memory budget of 3.8 MiB"]),
+    ("parquet text cell over the limit",
+     lambda t: ((pd.DataFrame({"p": [0.2, 0.7], "label": ["a", "b" * 20_000]}).to_parquet(t / "c.parquet")
+                 or t / "c.parquet",), {}),
+     ["a cell of the column 'label' has 20,000 characters, over the limit of 10,000", "CALIBDASH_MAX_TEXT_CHARACTERS"]),
     ("list column in parquet",
      lambda t: ((pd.DataFrame({"probs": list(_P), "label": _Y}).to_parquet(t / "l.parquet") or t / "l.parquet",), {}),
      ["row 0 (0-based) of l.parquet, column 'probs' holds a list of values"]),

@@ -167,6 +167,10 @@ def test_inspect_reports_columns_and_guesses():
                                     prob_columns=["score"])
     assert chosen.label_values == ("benign", "malignant") and chosen.positive is None
     assert chosen.problem.option == "positive"
+    # Kept for hours in the app's session: without the frames it was raised in, whose locals held the
+    # decoded file (issue 28: 953 MB pinned by a 920-byte Parquet file's inspection).
+    for problem in (odd.problem, chosen.problem):
+        assert problem.__traceback__ is None and problem.__context__ is None and problem.__cause__ is None
     many = cd.inspect_predictions(pd.DataFrame({"p_a": np.full(200, 0.5), "label": np.arange(200) % 100}))
     assert len(many.label_values) == loading.MAX_LABEL_VALUES and not many.label_values_complete
     assert many.label_values[:3] == ("0", "1", "2")  # numbers in numeric order
