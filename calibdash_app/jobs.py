@@ -417,6 +417,14 @@ class JobPool:
                     return i
             return 0
 
+    def adopt(self, key, *, owner, new_owner):
+        """``new_owner`` shares ``owner``'s job of ``key`` (a session restored under a new token)."""
+        with self._lock:
+            job = self._lookup(key)
+            if job is not None and owner in job.owners:
+                job.owners.add(new_owner)
+                job.requested.add(new_owner)
+
     def cancel(self, key, *, owner):
         """``owner`` gives up the job of ``key``; it is stopped once nobody else wants it."""
         with self._lock:
@@ -628,7 +636,9 @@ class SessionStore:
     touched for ``ttl`` seconds is forgotten). Thread-safe.
     """
 
-    def __init__(self, *, max_entries=64, ttl=2 * 3600, clock=time.monotonic):
+    MAX_ENTRIES = 64
+
+    def __init__(self, *, max_entries=MAX_ENTRIES, ttl=2 * 3600, clock=time.monotonic):
         self.max_entries, self.ttl, self._clock = max_entries, ttl, clock
         self._entries = OrderedDict()  # token -> (last touched, dict)
         self._lock = threading.Lock()
@@ -642,6 +652,14 @@ class SessionStore:
             _, entry = self._entries.pop(token)
             self._entries[token] = (self._clock(), entry)
             return entry
+
+    def pop(self, token):
+        """Take the entry of ``token`` out of the store (None if unknown or expired)."""
+        with self._lock:
+            self._expire()
+            if not isinstance(token, str) or token not in self._entries:
+                return None
+            return self._entries.pop(token)[1]
 
     def put(self, token, entry):
         """Keep ``entry`` under ``token``."""

@@ -74,28 +74,38 @@ def start_jobs_state():
         st.stop()
     ss["notices"] = []
     given = st.query_params.get(TOKEN_PARAM)
-    entry = session_store().get(given) if given else None
+    # An address restores once: its state is taken out of the store and goes on under a new
+    # token (the address changes). Whoever opens a link to someone else's session gets a copy
+    # of it; what they upload next never lands where the link's author can reload it (session
+    # fixation), and two tabs opened at one address no longer share their results by accident.
+    entry = session_store().pop(given) if given else None
+    ss["token"] = jobs.new_token()
     if entry is None:
-        ss["token"] = jobs.new_token()
         if given:
-            ss["notices"].append(("warning", "This address names a session the server no longer has (unused for two "
-                                  "hours, or the server restarted): its upload and results could not be restored. "
-                                  "Upload your data again on the Data page."))
+            ss["notices"].append(("warning", EXPIRED_MESSAGE))
     else:
-        ss["token"] = given
         for key, value in entry.items():
-            ss[key] = value
+            ss[key] = dict(value) if key in SHARED_STATE else value
+        for key in ss["jobs"]:  # its running jobs go on for the new token
+            job_pool().adopt(key, owner=given, new_owner=ss["token"])
         ss["notices"].append(("info", restored_message(entry)))
     for key in SHARED_STATE:
         ss.setdefault(key, {})
     ss.setdefault("declined", set())  # demo sets whose automatic analysis was cancelled or failed
 
 
+EXPIRED_MESSAGE = (
+    "This address names a session the server no longer has, so its upload and results could not be restored: "
+    "an address restores its session once (a reload moves it to a new address), for two hours after its last use, "
+    f"while it is one of the {jobs.SessionStore.MAX_ENTRIES} most recent sessions and the server has not restarted. "
+    "Upload your data again on the Data page.")
+
+
 def restored_message(entry):
     """What a reload restored, as markdown."""
     parts = []
     if entry.get("upload") is not None:
-        parts += ["your upload ", display.user(entry["upload"].source_name), ", "]
+        parts += ["the upload ", display.user(entry["upload"].source_name), ", "]
     parts.append(f"{len(entry['active'])} analysed data set(s)")
     if entry["jobs"]:
         parts.append(f" and {len(entry['jobs'])} running job(s)")

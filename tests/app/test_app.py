@@ -225,3 +225,40 @@ def test_the_settings_are_evaluation_configs_with_the_keys_of_the_old_fingerprin
     assert all(isinstance(c, EvaluationConfig) for c in configs) and [c.notion for c in configs] == settings.DEFAULT_NOTIONS
     # the cache keys the app used when its settings were dicts: nothing kept under them goes stale
     assert [settings.config_key(sha, c) for c in configs] == [config_fingerprint(sha, n) for n in settings.DEFAULT_NOTIONS]
+
+
+def open_address(token):
+    """A new browser tab at an address with ``?session=token``."""
+    at = AppTest.from_file(APP, default_timeout=300)
+    at.query_params["session"] = token
+    at.run()
+    no_exception(at)
+    return at
+
+
+def test_an_address_restores_a_copy_under_a_new_token_so_nobody_can_fixate_a_session():
+    # Issue 28: a stranger's link /data?session=T made the victim's upload land in T, where
+    # the stranger's reload found it. Now an address restores once, as a copy under a new token.
+    from calibdash_app.session import session_store
+
+    stranger = AppTest.from_file(APP, default_timeout=300).run()
+    no_exception(stranger)
+    planted = stranger.session_state["token"]
+    assert stranger.query_params["session"] in (planted, [planted])
+    victim = open_address(planted)
+    mine = victim.session_state["token"]
+    assert mine != planted and victim.query_params["session"] in (mine, [mine])  # the address changed
+    assert victim.session_state["active"] == stranger.session_state["active"]  # a copy of what the link showed
+    assert victim.session_state["results"] is not stranger.session_state["results"]
+    upload(victim, small_csv(), "patients.csv")
+    assert victim.session_state["upload"].source_name == "patients.csv"
+    assert session_store().get(planted) is None  # the planted token's entry went to the victim's copy
+    stranger.run()  # the stranger's own tab goes on under its token; a reload of it gets a copy of that
+    reloaded = open_address(planted)
+    assert reloaded.session_state.get("upload") is None  # never the victim's file
+    assert reloaded.session_state["token"] not in (planted, mine)
+    again = open_address(mine)  # the victim's own reload gets the upload back
+    assert again.session_state["upload"].source_name == "patients.csv"
+    assert any("Restored" in i.value for i in again.info)
+    gone = open_address(mine)  # that address was used: it says so
+    assert any("restores its session once" in w.value for w in gone.warning)

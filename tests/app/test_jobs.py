@@ -353,3 +353,18 @@ def test_the_session_store_is_bounded_and_expires():
     now[0] = 11
     assert store.get("a") is None and store.get("c") is None and len(store) == 0
     assert store.get(None) is None
+    store.put("d", {"x": 4})
+    assert store.pop("d") == {"x": 4} and store.pop("d") is None and store.get("d") is None  # taken once
+    assert store.pop(None) is None
+
+
+def test_a_restored_session_adopts_its_jobs(pool):
+    job = pool.submit("long", sleepy, {"seconds": 30}, owner="old token")
+    pool.adopt("long", owner="stranger", new_owner="thief")  # only an owner's jobs can be adopted
+    assert pool.job("long", owner="thief") is None
+    pool.adopt("long", owner="old token", new_owner="new token")
+    assert pool.job("long", owner="new token") is job
+    pool.cancel("long", owner="old token")  # the old tab is gone: the new one still wants it
+    assert not job.finished
+    pool.cancel("long", owner="new token")
+    assert job.wait(WAIT) and job.state == CANCELLED

@@ -9,7 +9,7 @@ import pandas as pd
 
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .browser import new_session, upload_data
+from .browser import Watched, new_session, upload_data
 
 # The acceptance bound of issue 16: the health check answers within a second throughout.
 HEALTH_BOUND = 1.0
@@ -141,3 +141,27 @@ def test_a_run_can_be_cancelled(browser, server, tmp_path):
         no_error_box(w)
     finally:
         context.close()
+
+
+def test_a_planted_session_address_never_receives_the_victims_upload(browser, server, tmp_path):
+    # Issue 28 (session fixation): a stranger sends /data?session=T; the victim's upload went to T,
+    # and the stranger's reload of T showed it. An address now restores a copy under a new token.
+    stranger_context, stranger = new_session(browser, server)
+    victim_context = browser.new_context(viewport={"width": 1400, "height": 2000})
+    try:
+        planted = stranger.page.url
+        token = planted.split("session=")[1]
+        victim = Watched(victim_context.new_page())
+        victim.page.goto(server + "/data?session=" + token)
+        victim.wait_idle()
+        victim.wait_jobs()
+        assert "session=" in victim.page.url and token not in victim.page.url  # its own address
+        upload_data(victim, csv_file(tmp_path, "victim_patients.csv", seed=5))
+        stranger.page.goto(planted)  # the stranger reloads the planted address
+        stranger.wait_idle()
+        assert "victim_patients.csv" not in stranger.page.locator('[data-testid="stApp"]').inner_text()
+        assert "victim_patients.csv" not in sidebar_text(stranger)
+        victim.check()
+    finally:
+        victim_context.close()
+        stranger_context.close()
