@@ -4,7 +4,6 @@ Each file is built when its button is clicked."""
 
 from __future__ import annotations
 
-import json
 import threading
 
 import calibdash as cd
@@ -20,17 +19,20 @@ def report_bytes(results, pred, title=None, *, results_file=None):
     """The self-contained HTML report of ``results`` ({notion: EvaluationResult}) on ``pred``, as UTF-8.
 
     Runs outside the script thread (a deferred download), so it keeps its cache in this
-    module, keyed by the data's sha256 and every notion's full call, not in the session.
+    module, not in the session. The cache is keyed by everything the report renders: the very
+    Predictions and result objects (by identity, held by the entry so that no other object
+    takes their id) with the title and file name. Keyed by the numbers and settings alone, it
+    showed one session's class and file names in another session's report (issue 28); sessions
+    share an entry only when they share those objects (the demo data and a shared job's results).
     """
-    key = (pred.sha256, title, results_file,
-           tuple((n, json.dumps(r.config.get("call"), sort_keys=True, default=str)) for n, r in results.items()))
+    key = (id(pred), title, results_file, tuple((n, id(r)) for n, r in results.items()))
     with _REPORTS_LOCK:
         if key in _REPORTS:
-            return _REPORTS[key]
+            return _REPORTS[key][-1]
     # The provenance names the Results page's JSON download, the file the app offers beside the report.
     data = cd.report(results, pred, title=title, results_file=results_file, made_by="app").encode("utf-8")
     with _REPORTS_LOCK:
-        _REPORTS[key] = data
+        _REPORTS[key] = (pred, dict(results), data)
         while len(_REPORTS) > 4:
             _REPORTS.pop(next(iter(_REPORTS)))
     return data

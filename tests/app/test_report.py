@@ -46,3 +46,27 @@ def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):
         assert f'id="{notion}"' in html
     assert html.count("plotly.js v") == 1 and "<script src=" not in html
     assert make() is make()  # a second click is served from the cache
+
+
+def test_the_shared_report_cache_never_shows_another_sessions_names():
+    # Issue 28: the report cache, shared by the server's sessions, was keyed by the numbers, title
+    # and settings, so a session whose file had the same numbers got another's class names.
+    import numpy as np
+    import pandas as pd
+
+    import calibdash as cd
+    from calibdash.lab.simulation import dirichlet_simulation
+    from calibdash_app.downloads import report_bytes
+
+    sim = dirichlet_simulation(n=600, n_classes=2, random_state=4)
+    preds = [cd.load_predictions(pd.DataFrame({f"p_{a}": sim.probs[:, 0], f"p_{b}": sim.probs[:, 1],
+                                               "label": np.array([a, b])[sim.labels]}), name=f"{a}s.csv")
+             for a, b in (("cat", "dog"), ("ant", "bee"))]
+    assert preds[0].sha256 == preds[1].sha256  # the same numbers: the old key could not tell them apart
+    res = {"top-label": cd.evaluate(preds[0], notion="top-label", estimators=["bins"],
+                                    grids={"bins": {"n_bins": [5, 10]}}, others=[], random_state=0)}
+    first = report_bytes(res, preds[0], title="Calibration report", results_file="results.json").decode()
+    second = report_bytes(res, preds[1], title="Calibration report", results_file="results.json").decode()
+    assert "cats.csv" in first and "cats.csv" not in second and "ants.csv" in second
+    again = report_bytes(res, preds[0], title="Calibration report", results_file="results.json").decode()
+    assert again == first  # a hit for the same objects
