@@ -46,7 +46,7 @@ import html
 import re
 
 __all__ = ["OPEN", "CLOSE", "JOINER", "SHOWN_CHARACTERS", "CELL_CHARACTERS", "UserText", "CellText", "cell", "user", "quoted",
-           "strip_marks", "split_marked", "code", "escape_markdown",
+           "show_controls", "strip_marks", "split_marked", "code", "escape_markdown",
            "markdown", "plot_text"]
 
 # Private-use characters: no file name or label carries them by accident, and user() drops
@@ -159,15 +159,26 @@ _DEFUSE = re.compile(
 )
 
 
+# Unicode's bidirectional controls reorder the text around them: "patient\u202egnp.csv" displays
+# as "patientvsc.png". In user text they are shown by their code point, never obeyed.
+_BIDI_CONTROLS = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def show_controls(text):
+    """``text`` with every bidirectional control character written as ``<U+202E>`` (and so on)."""
+    return _BIDI_CONTROLS.sub(lambda m: f"<U+{ord(m.group()):04X}>", str(text))
+
+
 def escape_markdown(text):
     """``text`` as Streamlit markdown that displays ``text`` itself, on one line.
 
     Every character markdown, LaTeX or Streamlit's directives act on is backslash-escaped;
     autolinks, shortcodes and typographic arrows are broken by an invisible word joiner
     (U+2060); line breaks become spaces. Letters, digits, spaces and other characters are
-    unchanged. Meant for prose; user text goes through :func:`code`.
+    unchanged, but for bidirectional controls, shown by their code point. Meant for prose; user
+    text goes through :func:`code`.
     """
-    text = _NEWLINES.sub(" ", str(text))
+    text = _NEWLINES.sub(" ", show_controls(text))
     return _ACTIVE.sub(r"\\\1", _DEFUSE.sub(JOINER, text))
 
 
@@ -178,9 +189,10 @@ def code(text):
     longer than any run of backticks inside, and padded with a space where the text starts
     or ends with a backtick or a space (markdown strips one space from each side). Streamlit
     rewrites ``:material/`` to ``:material_`` everywhere in the source, code spans included,
-    so at each occurrence the colon is written outside the span.
+    so at each occurrence the colon is written outside the span. Bidirectional controls are
+    shown by their code point (:func:`show_controls`).
     """
-    text = _NEWLINES.sub(" ", str(text))
+    text = _NEWLINES.sub(" ", show_controls(text))
     if not text:
         return ""
     pieces = re.split(r"(?<=:)(?=material/)", text)
@@ -231,6 +243,7 @@ def plot_text(text):
     between ``$`` (when MathJax is on the page) and ``%{...}`` in hover templates; ``&``, ``<``
     and ``>`` become entities and ``$`` and ``%`` numeric references, which plotly displays as
     the characters (it decodes numeric references and only a few named ones, so quotes are
-    left as they are: without a ``<`` they make no tag).
+    left as they are: without a ``<`` they make no tag). Bidirectional controls are shown by
+    their code point (:func:`show_controls`).
     """
-    return html.escape(str(text), quote=False).replace("$", "&#36;").replace("%", "&#37;")
+    return html.escape(show_controls(text), quote=False).replace("$", "&#36;").replace("%", "&#37;")

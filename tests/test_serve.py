@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from calibdash import cli, serve
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -39,3 +41,30 @@ def test_the_command_line_serves_what_serve_finds():
     # calibdash app uses these (they stay importable from calibdash.cli)
     assert cli.find_app is serve.find_app and cli.app_command is serve.app_command
     assert cli.build_parser().parse_args(["app"]).port == serve.APP_PORT
+
+
+def listening_addresses(port):
+    """The local addresses listening on ``port`` (Linux's /proc/net/tcp and tcp6, in their hex form)."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as f:
+            for line in f.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.rsplit(":", 1)
+                if state == "0A" and int(hex_port, 16) == port:  # 0A: LISTEN
+                    found.add(address)
+    return found
+
+
+@pytest.mark.slow
+def test_a_bare_streamlit_run_listens_on_this_machine_only(tmp_path):
+    # Issue 28: the project's config set no address, so `streamlit run app.py` listened on every interface.
+    import os
+
+    from tests.e2e.browser import free_port, served
+
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port)]
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(tmp_path), PYTHONPATH=str(ROOT))
+    with served(command, port, cwd=ROOT, env=env, log_path=tmp_path / "streamlit.log"):
+        assert listening_addresses(port) == {"0100007F"}  # 127.0.0.1, nothing else

@@ -21,10 +21,11 @@ from calibdash.text import (
     markdown,
     plot_text,
     quoted,
+    show_controls,
     split_marked,
     strip_marks,
     user,
 )
 
 __all__ = ["OPEN", "CLOSE", "JOINER", "SHOWN_CHARACTERS", "CELL_CHARACTERS", "UserText", "CellText", "cell", "user", "quoted",
-           "strip_marks", "split_marked", "code", "escape_markdown", "markdown", "plot_text"]
+           "show_controls", "strip_marks", "split_marked", "code", "escape_markdown", "markdown", "plot_text"]

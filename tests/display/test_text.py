@@ -280,3 +280,15 @@ def test_long_user_text_is_cut_in_messages_and_kept_whole_elsewhere():
     assert ("short", True) in error.parts and all(len(text) <= SHOWN_CHARACTERS for text, _ in error.parts)
     assert f"{user('a' * SHOWN_CHARACTERS)}" == f"{OPEN}{'a' * SHOWN_CHARACTERS}{CLOSE}"  # at the limit: whole
     assert str(cell(long)) == long and cell(long) == long  # the value itself is never cut
+
+
+def test_text_direction_controls_are_shown_not_obeyed():
+    # Issue 28: a right-to-left override made "patient<RLO>gnp.csv" display as "patientvsc.png".
+    from calibdash.text import show_controls
+
+    name = "patient\u202egnp.csv"
+    for shown in (code(name), plot_text(name), escape_markdown(name), markdown(user(name)),
+                  markdown(InputError(f"{user(name)} is empty"))):
+        assert "\u202e" not in shown and "202E" in shown, shown
+    assert show_controls("a\u2066b\u2069c\u200fd") == "a<U+2066>b<U+2069>c<U+200F>d"
+    assert show_controls("ordinary ÉTÉ — text") == "ordinary ÉTÉ — text"
