@@ -56,7 +56,8 @@ from multiprocessing.reduction import ForkingPickler
 
 from calibdash.errors import CalibdashError, ConfigError
 
-__all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "Job", "JobPool", "pool_settings",
+__all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "JobTimeout", "Job", "JobPool",
+           "pool_settings", "fairness_settings",
            "SessionStore", "new_token"]
 
 LOG = logging.getLogger(__name__)
@@ -76,6 +77,16 @@ RECYCLE_BYTES = 2 * 1024**3
 # server with many cores does not hold dozens of idle processes.
 WARM_WORKERS = 2
 IDLE_SECONDS = 600
+# A session's jobs waiting or running at once (a page's job and a few others: Learn runs two);
+# beyond, it waits for one of them, so that one tab cannot fill the queue ahead of the others.
+JOBS_PER_SESSION = 4
+# The longest a job may run: the default CIFAR-100 evaluation takes about 15 s, 10,000,000 rows
+# from the command line about 200 s; an hour of the only worker is a run gone wrong.
+JOB_SECONDS = 3600
+
+
+class JobTimeout(CalibdashError):
+    """A job ran longer than the pool's ``max_seconds``; its worker was stopped."""
 
 
 class BusyError(CalibdashError):
@@ -111,6 +122,22 @@ def pool_settings(environ=None):
 
     max_jobs = read("CALIBDASH_MAX_JOBS", max(1, cores // 2))
     return max_jobs, read("CALIBDASH_JOB_CORES", max(1, cores // max_jobs))
+
+
+def fairness_settings(environ=None):
+    """``{"max_per_owner": n, "max_seconds": s}`` from ``CALIBDASH_JOBS_PER_SESSION`` and
+    ``CALIBDASH_JOB_SECONDS`` (defaults :data:`JOBS_PER_SESSION`, :data:`JOB_SECONDS`); a
+    :class:`~calibdash.errors.ConfigError` on a value that is not a positive whole number."""
+    environ = os.environ if environ is None else environ
+    out = {}
+    for name, key, default in (("CALIBDASH_JOBS_PER_SESSION", "max_per_owner", JOBS_PER_SESSION),
+                               ("CALIBDASH_JOB_SECONDS", "max_seconds", JOB_SECONDS)):
+        text = environ.get(name, "").strip()
+        if text and (not text.isdigit() or int(text) < 1):
+            raise ConfigError(f"The environment variable {name} must be a whole number of at least 1, got {text!r}; "
+                              "unset it for the default.")
+        out[key] = int(text) if text else default
+    return out
 
 
 class Job:
@@ -339,10 +366,18 @@ class JobPool:
         Workers started with the pool and kept while idle; the others start when jobs wait
         and exit after ``idle_seconds`` without one.
     idle_seconds : float, default=600
+    max_per_owner : int, default=4
+        Jobs one owner (a session) may have waiting or running at once; :meth:`submit` raises
+        :class:`BusyError` beyond (joining a job that exists already is always allowed).
+        Waiting jobs are started round-robin between owners: the next is the queued job of the
+        owner served longest ago, so that one session's many jobs do not hold back another's.
+    max_seconds : float or None, default=3600
+        A job running longer is stopped (its worker killed and replaced) and fails with
+        :class:`JobTimeout`; None for no limit.
     """
 
     def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32, recycle_bytes=RECYCLE_BYTES,
-                 warm_workers=None, idle_seconds=IDLE_SECONDS):
+                 warm_workers=None, idle_seconds=IDLE_SECONDS, max_per_owner=JOBS_PER_SESSION, max_seconds=JOB_SECONDS):
         warm_workers = min(max_jobs, WARM_WORKERS) if warm_workers is None else warm_workers
         for name, value in (("max_jobs", max_jobs), ("cores_per_job", cores_per_job), ("max_queued", max_queued),
                             ("max_finished", max_finished), ("recycle_bytes", recycle_bytes)):
@@ -352,6 +387,12 @@ class JobPool:
             raise ConfigError(f"warm_workers must be a whole number from 0 to max_jobs ({max_jobs}), got {warm_workers!r}.")
         if not idle_seconds > 0:
             raise ConfigError(f"idle_seconds must be positive, got {idle_seconds!r}.")
+        if isinstance(max_per_owner, bool) or not isinstance(max_per_owner, int) or max_per_owner < 1:
+            raise ConfigError(f"max_per_owner must be a whole number of at least 1, got {max_per_owner!r}.")
+        if max_seconds is not None and not max_seconds > 0:
+            raise ConfigError(f"max_seconds must be positive or None, got {max_seconds!r}.")
+        self.max_per_owner, self.max_seconds = max_per_owner, max_seconds
+        self._served = {}  # owner -> time.monotonic() its last job started: the round-robin's order
         self.max_jobs, self.cores_per_job = max_jobs, cores_per_job
         self.max_queued, self.max_finished, self.recycle_bytes = max_queued, max_finished, recycle_bytes
         self.warm_workers, self.idle_seconds = warm_workers, idle_seconds
@@ -374,9 +415,9 @@ class JobPool:
 
     @classmethod
     def from_environment(cls, environ=None, **kwargs):
-        """A pool configured by :func:`pool_settings`."""
+        """A pool configured by :func:`pool_settings` and :func:`fairness_settings`."""
         max_jobs, cores = pool_settings(environ)
-        return cls(max_jobs=max_jobs, cores_per_job=cores, **kwargs)
+        return cls(max_jobs=max_jobs, cores_per_job=cores, **{**fairness_settings(environ), **kwargs})
 
     def submit(self, key, fn, kwargs=None, *, owner, label="", again=False):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.
@@ -393,6 +434,10 @@ class JobPool:
                 if len(self._queue) >= self.max_queued:
                     raise BusyError(f"The server is busy: {len(self._queue)} jobs are already waiting. "
                                     "Try again in a minute.")
+                mine = sum(owner in j.owners for j in (*self._queue, *self._running.values()))
+                if mine >= self.max_per_owner:
+                    raise BusyError(f"You already have {mine} runs waiting or running on this server, the most one "
+                                    "session may have at once: wait for one to finish, or cancel one.")
                 self._finished.pop(key, None)
                 old, job = job, Job(key, fn, kwargs or {}, label, self)
                 if old is not None:
@@ -527,12 +572,25 @@ class JobPool:
                     self._finish(job, FAILED)
                 return
         while self._queue and idle:
-            job, worker = self._queue.popleft(), idle.pop(0)
+            job, worker = self._next_job(), idle.pop(0)
+            for owner in job.owners:
+                self._served[owner] = time.monotonic()
             job.state, job.started, job._worker = RUNNING, time.monotonic(), worker
             job.progress = (0, 0, "Starting...")
             worker.job = job
             self._running[job.key] = job
             worker.inbox.put(job)
+
+    def _next_job(self):
+        # Round-robin between owners: the queued job of the owner whose last job started longest
+        # ago (never: first), first in first out among equals. Owners without a job left are
+        # dropped from the record, so that it stays as small as the queue.
+        never = float("-inf")
+        job = min(self._queue, key=lambda j: min((self._served.get(o, never) for o in j.owners), default=never))
+        self._queue.remove(job)
+        waiting = {o for j in (*self._queue, *self._running.values()) for o in j.owners}
+        self._served = {o: t for o, t in self._served.items() if o in waiting or o in job.owners}
+        return job
 
     def _finish(self, job, state):
         job.state, job.ended = state, time.monotonic()
@@ -558,7 +616,7 @@ class JobPool:
                 if job is None:
                     break
                 outcome, rss = self._run_on(worker, job)
-                if outcome is None:
+                if outcome is None or outcome[0] == "timeout":
                     worker.stop()  # reaped, so that its exit code can be told
                 with self._lock:
                     worker.job = None
@@ -594,6 +652,13 @@ class JobPool:
             worker.tasks.send_bytes(payload)
             del payload
             while True:
+                if self.max_seconds is not None:
+                    left = job.started + self.max_seconds - time.monotonic()
+                    if left <= 0:
+                        worker.retiring = worker.replace = True  # its process is stopped by the driver
+                        return ("timeout", None), 0
+                    if not worker.events.poll(min(left, 1.0)):
+                        continue
                 kind, body = worker.events.recv()
                 if kind == "progress":
                     job.progress = body
@@ -612,6 +677,12 @@ class JobPool:
             state = FAILED
             LOG.error("calibdash job %r: its worker process ended unexpectedly (exit code %s; killed from outside, "
                       "or out of memory)", job.label, exitcode)
+        elif outcome[0] == "timeout":
+            job.error = JobTimeout(f"it ran for longer than {self.max_seconds:,.0f} s, the server's limit for one run "
+                                   "(CALIBDASH_JOB_SECONDS, set where the server is started), and was stopped. Ask "
+                                   "for less work (fewer rows, resamples or grid values), or run it from the command "
+                                   "line, which has no such limit.")
+            state = FAILED
         elif outcome[0] == "done":
             job.result, state = outcome[1], DONE
         elif outcome[0] == "error":

@@ -7,7 +7,19 @@ import time
 import pytest
 
 from calibdash.errors import ConfigError, InputError
-from calibdash_app.jobs import CANCELLED, DONE, FAILED, QUEUED, RUNNING, BusyError, JobPool, SessionStore, pool_settings
+from calibdash_app.jobs import (
+    CANCELLED,
+    DONE,
+    FAILED,
+    QUEUED,
+    RUNNING,
+    BusyError,
+    JobPool,
+    JobTimeout,
+    SessionStore,
+    fairness_settings,
+    pool_settings,
+)
 
 WAIT = 120
 
@@ -331,7 +343,47 @@ def test_finished_jobs_are_forgotten_oldest_first():
         pool.shutdown()
 
 
+@pytest.mark.slow
+def test_one_session_cannot_hold_more_than_its_share_and_sessions_take_turns():
+    # Issue 28: one tab queued six evaluations (65 driving the pool directly) while another
+    # waited "5 job(s) ahead" for over a minute.
+    pool = JobPool(max_jobs=1, max_per_owner=4)
+    try:
+        first = pool.submit("a0", sleepy, {"seconds": 1}, owner="A")
+        mine = [pool.submit(f"a{i}", sleepy, {"seconds": 0}, owner="A") for i in (1, 2, 3)]
+        with pytest.raises(BusyError, match="already have 4 runs"):
+            pool.submit("a4", sleepy, {"seconds": 0}, owner="A")
+        assert pool.submit("a1", sleepy, {"seconds": 0}, owner="A") is mine[0]  # the same job again: allowed
+        other = pool.submit("b0", sleepy, {"seconds": 0}, owner="B")  # queued after A's three
+        for job in (first, *mine, other):
+            assert job.wait(WAIT) and job.state == DONE
+        assert first.started < other.started < mine[0].started  # B's turn came before A's second job
+        assert mine[0].started < mine[1].started < mine[2].started  # and A's own jobs kept their order
+        pool.submit("a4", sleepy, {"seconds": 0}, owner="A").wait(WAIT)  # its share free again
+    finally:
+        pool.shutdown()
+
+
+@pytest.mark.slow
+def test_a_job_over_the_time_limit_is_stopped_and_the_next_one_runs():
+    pool = JobPool(max_jobs=1, max_seconds=1)
+    try:
+        slow = pool.submit("slow", sleepy, {"seconds": 60}, owner="s")
+        assert slow.wait(30) and slow.state == FAILED and isinstance(slow.error, JobTimeout)
+        assert "longer than 1 s" in str(slow.error) and "CALIBDASH_JOB_SECONDS" in str(slow.error)
+        assert slow.seconds < 10
+        after = pool.submit("after", add, {"a": 1, "b": 2}, owner="s")
+        assert after.wait(WAIT) and after.result == 3
+    finally:
+        pool.shutdown()
+
+
 def test_settings_come_from_the_environment():
+    assert fairness_settings({}) == {"max_per_owner": 4, "max_seconds": 3600}
+    assert fairness_settings({"CALIBDASH_JOBS_PER_SESSION": "2", "CALIBDASH_JOB_SECONDS": "60"}) == {
+        "max_per_owner": 2, "max_seconds": 60}
+    with pytest.raises(ConfigError, match="CALIBDASH_JOB_SECONDS"):
+        fairness_settings({"CALIBDASH_JOB_SECONDS": "1.5"})
     assert pool_settings({"CALIBDASH_MAX_JOBS": "3", "CALIBDASH_JOB_CORES": "2"}) == (3, 2)
     max_jobs, cores = pool_settings({})
     assert max_jobs >= 1 and cores >= 1
