@@ -237,18 +237,44 @@ def is_text_column(col):
     return bool(numeric.mean() < 0.5)
 
 
-def _column_index(value, option, names, m, name):
+def numeric_columns(frame):
+    """A boolean per column of ``frame``: whether its dtype is numeric (or boolean), from the
+    dtypes alone. Taking 100,000 columns one by one with ``iloc`` took seconds."""
+    import pandas as pd
+
+    return np.array([pd.api.types.is_numeric_dtype(t) or pd.api.types.is_bool_dtype(t) for t in frame.dtypes], bool)
+
+
+def text_columns(frame, columns, numeric=None):
+    """The positions among ``columns`` whose column is text (:func:`is_text_column`); a numeric
+    column (``numeric``, from :func:`numeric_columns`) never is, and is not looked at."""
+    numeric = numeric_columns(frame) if numeric is None else numeric
+    return [j for j in columns if not numeric[j] and is_text_column(frame.iloc[:, j])]
+
+
+class _NameIndex:
+    """First position of each column name, exactly and ignoring case, for many look-ups: a
+    list's ``index`` per name made choosing 100,000 columns quadratic (minutes)."""
+
+    def __init__(self, names):
+        self.exact, self.lower = {}, {}
+        for j, nm in enumerate(names):
+            self.exact.setdefault(nm, j)
+            self.lower.setdefault(nm.lower(), j)
+
+
+def _column_index(value, option, names, m, name, index=None):
     if isinstance(value, str):
         if names is None:
             raise InputError(
                 f"{option} names column '{user(value)}', but {name} has no header row; give the column's "
                 "0-based position instead.", option=option,
             )
-        if value in names:
-            return names.index(value)
-        low = [nm.lower() for nm in names]
-        if value.strip().lower() in low:
-            return low.index(value.strip().lower())
+        index = _NameIndex(names) if index is None else index
+        if value in index.exact:
+            return index.exact[value]
+        if value.strip().lower() in index.lower:
+            return index.lower[value.strip().lower()]
         raise InputError(
             f"{name} has no column named '{user(value)}'; its columns are {preview(names)}. "
             f"Pass one of these in {option}.", option=option,
@@ -279,31 +305,35 @@ def _column_list(values, option, names, m, name):
     if option == "prob_columns" and not values:
         raise InputError("prob_columns is empty; give at least one column of probabilities or logits.",
                          option=option)
-    out = []
+    out, seen = [], set()
+    index = _NameIndex(names) if names is not None and any(isinstance(v, str) for v in values) else None
     for v in values:
-        j = _column_index(v, option, names, m, name)
-        if j in out:
+        j = _column_index(v, option, names, m, name, index)
+        if j in seen:
             raise InputError(f"{option} names column {_col_name(names, j)} twice.", option=option)
         out.append(j)
+        seen.add(j)
     return out
 
 
 def _guess_prob_columns(frame, names, name, li, excluded, notes):
     """The class columns when prob_columns is not given: the columns named like probability
     columns (``p_cat``), if some are, else every column but the label and grouping columns."""
+    excluded = set(excluded)
     rest = [j for j in range(frame.shape[1]) if j != li and j not in excluded]
     if names is None:
         return rest
     named = [j for j in rest if class_name_of_column(names[j])]
     if named and len(named) < len(rest):
-        unused = [j for j in rest if j not in named]
+        named_set = set(named)
+        unused = [j for j in rest if j not in named_set]
         notes.append(LoadNote(
             "prob-columns",
             f"probability columns taken from their names: {preview([names[j] for j in named])}; not used: "
             f"{preview([names[j] for j in unused])} (keep them as grouping columns with groups=[...])",
         ))
         return named
-    text = [j for j in rest if is_text_column(frame.iloc[:, j])]
+    text = text_columns(frame, rest)
     if text and len(text) < len(rest):
         raise InputError(
             f"{name}: column {_col_name(names, text[0])} holds text ({preview(frame.iloc[:, text[0]].dropna().unique(), 3)}), "
@@ -325,11 +355,11 @@ def inspect_table(table, *, label_column=None, prob_columns=None, labels_separat
     frame, names, name = table.frame, table.names, table.name
     m = frame.shape[1]
     shown = names if names is not None else [str(j) for j in range(m)]
-    numeric = [j for j in range(m) if not is_text_column(frame.iloc[:, j]) and (
-        _is_numeric(frame.iloc[:, j]))]
+    is_numeric = numeric_columns(frame)
+    numeric = [int(j) for j in np.flatnonzero(is_numeric)]  # a numeric column is never text
     if names is not None:
         candidates = [j for j, nm in enumerate(names) if nm.lower() in LABEL_COLUMN_NAMES]
-        candidates = candidates or [j for j in range(m) if is_text_column(frame.iloc[:, j])]
+        candidates = candidates or text_columns(frame, range(m), is_numeric)
     else:
         candidates = [m - 1]
     notes, problem = [], None
@@ -350,12 +380,6 @@ def inspect_table(table, *, label_column=None, prob_columns=None, labels_separat
         "label_column": None if li is None else shown[li],
         "prob_columns": tuple(shown[j] for j in probs), "notes": tuple(notes), "problem": problem,
     }
-
-
-def _is_numeric(col):
-    import pandas as pd
-
-    return pd.api.types.is_numeric_dtype(col) or pd.api.types.is_bool_dtype(col)
 
 
 def _try(f):
@@ -412,7 +436,7 @@ def _label_index(names, m, name, *, label_column, labels_separate, taken=frozens
             return hits[0]
         if labels_separate:
             return None
-        text = [] if frame is None else [j for j in range(m) if j not in taken and is_text_column(frame.iloc[:, j])]
+        text = [] if frame is None else text_columns(frame, [j for j in range(m) if j not in taken])
         if len(text) == 1:
             notes.append(LoadNote("label-column",
                                   f"the labels were taken from column '{names[text[0]]}', the only column of text"))

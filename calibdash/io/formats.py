@@ -948,9 +948,18 @@ def _show_delim(delim):
     return {"\t": "\\t", "whitespace": " "}.get(delim, delim)
 
 
+# Above this many columns a table's missing cells are looked for in one array (see below).
+WIDE_COLUMNS = 1000
+
+
 def _check_missing_cells(frame, names, lines, name, delim, m):
     """Explain NaN cells in a parsed text table: short lines, empty cells or 'nan' text."""
-    na = frame.isna().to_numpy()
+    import pandas as pd
+
+    # A wide table comes from the parser as one block per column, which DataFrame.isna visits
+    # one by one (2.4 s for 10 x 100,000); its cells as one array are checked at once. A tall
+    # table is not made one array: its text cells would each become an object.
+    na = pd.isna(frame.to_numpy()) if frame.shape[1] > WIDE_COLUMNS else frame.isna().to_numpy()
     if not na.any():
         return
     flat = int(np.argmax(na.ravel()))
