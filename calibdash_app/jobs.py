@@ -110,18 +110,19 @@ def pool_settings(environ=None):
     """
     environ = os.environ if environ is None else environ
     cores = available_cores()
+    max_jobs = _whole_number(environ, "CALIBDASH_MAX_JOBS", max(1, cores // 2))
+    return max_jobs, _whole_number(environ, "CALIBDASH_JOB_CORES", max(1, cores // max_jobs))
 
-    def read(name, default):
-        text = environ.get(name, "").strip()
-        if not text:
-            return default
-        if not text.isdigit() or int(text) < 1:
-            raise ConfigError(f"The environment variable {name} must be a whole number of at least 1, got {text!r}; "
-                              "unset it for the default.")
-        return int(text)
 
-    max_jobs = read("CALIBDASH_MAX_JOBS", max(1, cores // 2))
-    return max_jobs, read("CALIBDASH_JOB_CORES", max(1, cores // max_jobs))
+def _whole_number(environ, name, default):
+    # One environment variable of the pool: a whole number of at least 1, or unset for ``default``.
+    text = environ.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit() or int(text) < 1:
+        raise ConfigError(f"The environment variable {name} must be a whole number of at least 1, got {text!r}; "
+                          "unset it for the default.")
+    return int(text)
 
 
 def fairness_settings(environ=None):
@@ -129,15 +130,8 @@ def fairness_settings(environ=None):
     ``CALIBDASH_JOB_SECONDS`` (defaults :data:`JOBS_PER_SESSION`, :data:`JOB_SECONDS`); a
     :class:`~calibdash.errors.ConfigError` on a value that is not a positive whole number."""
     environ = os.environ if environ is None else environ
-    out = {}
-    for name, key, default in (("CALIBDASH_JOBS_PER_SESSION", "max_per_owner", JOBS_PER_SESSION),
-                               ("CALIBDASH_JOB_SECONDS", "max_seconds", JOB_SECONDS)):
-        text = environ.get(name, "").strip()
-        if text and (not text.isdigit() or int(text) < 1):
-            raise ConfigError(f"The environment variable {name} must be a whole number of at least 1, got {text!r}; "
-                              "unset it for the default.")
-        out[key] = int(text) if text else default
-    return out
+    return {"max_per_owner": _whole_number(environ, "CALIBDASH_JOBS_PER_SESSION", JOBS_PER_SESSION),
+            "max_seconds": _whole_number(environ, "CALIBDASH_JOB_SECONDS", JOB_SECONDS)}
 
 
 class Job:

@@ -1053,20 +1053,22 @@ def _parquet_frame(data, pf, where, max_memory_bytes, used=0):
     try:
         schema = pf.schema_arrow
         text = [f.name for f in schema if _is_text(f.type)]
-        sizes, counts = np.zeros(md.num_columns, np.int64), np.zeros(md.num_columns, np.int64)
-        for g in range(md.num_row_groups):
-            for j in range(md.num_columns):
-                chunk = md.row_group(g).column(j)
-                sizes[j] += chunk.total_uncompressed_size
-                counts[j] += chunk.num_values
-        stored = int(sizes.sum())
+        stored = sum(md.row_group(g).total_byte_size for g in range(md.num_row_groups))  # decompressed
+        # The text columns' leaf positions: their field positions when every field is one leaf
+        # (the usual flat table; looking at each of 100,000 leaves took a second), else searched.
+        flat = md.num_columns == len(schema)
+        leaves = {j: name for j, name in ((schema.get_field_index(n) if flat else -1, n) for n in text)
+                  if j >= 0 and md.schema.column(j).path == name}
+        if len(leaves) < len(text):
+            leaves = {j: md.schema.column(j).path for j in range(md.num_columns) if md.schema.column(j).path in text}
         # Before anything is read: a text column whose decompressed pages average more than 4
         # bytes per allowed character a cell has a cell over the limit (a UTF-8 character takes
         # at most 4 bytes; the pages' headers and length prefixes are allowed for).
-        for j in range(md.num_columns):
-            name = md.schema.column(j).path
-            average = (sizes[j] - 4096) / max(counts[j], 1) - 16
-            if name in text and average > 4 * TEXT_CHARACTERS.value:
+        for j, name in leaves.items():
+            chunks = [md.row_group(g).column(j) for g in range(md.num_row_groups)]
+            size, count = sum(c.total_uncompressed_size for c in chunks), sum(c.num_values for c in chunks)
+            average = (size - 4096) / max(count, 1) - 16
+            if average > 4 * TEXT_CHARACTERS.value:
                 raise TEXT_CHARACTERS.error(
                     f"{where}: the column {user(name)!r} averages {average:,.0f} bytes of text a cell, so some cell has "
                     f"more than {TEXT_CHARACTERS.value:,} characters, the limit. Leave long text columns out of the "

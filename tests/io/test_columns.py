@@ -163,3 +163,20 @@ def test_text_columns_are_found_among_many_numeric_ones():
     found = columns.inspect_table(formats.parse_dataframe(frame, "df"), label_column="label", prob_columns=None,
                                   labels_separate=False)
     assert len(found["numeric"]) == d and found["label_candidates"] == ("label",)
+
+
+@pytest.mark.parametrize("nested", [False, True], ids=["flat", "with a struct column"])
+def test_a_parquet_text_column_over_the_limit_is_found_from_the_metadata(nested):
+    # The pages' average proves a cell is over CALIBDASH_MAX_TEXT_CHARACTERS before anything is
+    # read; the text column's leaf is found by its field position in a flat table, else searched.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    columns_ = {"p": [0.2, 0.5, 0.7], "label": ["x" * 50_000] * 3}
+    if nested:
+        columns_ = {"meta": pa.array([{"a": 1, "b": "q"}] * 3), **columns_}
+    buf = io.BytesIO()
+    pq.write_table(pa.table(columns_), buf, use_dictionary=False)
+    with pytest.raises(InputError, match="the column 'label' averages 4\\d,\\d{3} bytes of text a cell"):
+        formats.read_table(formats.Blob(buf.getvalue(), user("t.parquet"), ".parquet"), is_header=None,
+                           max_memory_bytes=10**8)
