@@ -13,7 +13,8 @@ itself never imports Streamlit; it is installed with it (the same distribution).
 - :mod:`calibdash_app.help`: the help texts;
 - :mod:`calibdash_app.widgets`: widgets shared by the pages;
 - :mod:`calibdash_app.clinical`: the Validate page's state, runs and downloads;
-- :mod:`calibdash_app.jobs`: the pool of jobs run in child processes, and the session store.
+- :mod:`calibdash_app.jobs`: the pool of jobs run in child processes;
+- :mod:`calibdash_app.store`: the sessions' state, in memory and on disk, for a reload or a restart.
 
 All computation lives in ``calibdash``, which never imports this package. This
 ``__init__`` imports nothing: the job pool's child processes import :mod:`calibdash_app.jobs`

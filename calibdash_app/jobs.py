@@ -29,8 +29,7 @@ where "spawn" re-imports NumPy, SciPy and scikit-learn: one to three seconds). A
 not import the parent's ``__main__`` either: under Streamlit that is the app's script, which
 would run in it (see :func:`_preparation_data`).
 
-:class:`SessionStore` keeps a browser tab's state on the server across a reload, under a
-random token.
+The sessions' state that a reload or a restart finds again is kept by :mod:`calibdash_app.store`.
 """
 
 from __future__ import annotations
@@ -43,7 +42,6 @@ import logging
 import multiprocessing
 import os
 import queue
-import secrets
 import signal
 import sys
 import threading
@@ -58,7 +56,7 @@ from calibdash.errors import CalibdashError, ConfigError
 
 __all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "JobTimeout", "Job", "JobPool",
            "pool_settings", "fairness_settings",
-           "SessionStore", "new_token"]
+           "whole_number_setting"]
 
 LOG = logging.getLogger(__name__)
 
@@ -110,12 +108,13 @@ def pool_settings(environ=None):
     """
     environ = os.environ if environ is None else environ
     cores = available_cores()
-    max_jobs = _whole_number(environ, "CALIBDASH_MAX_JOBS", max(1, cores // 2))
-    return max_jobs, _whole_number(environ, "CALIBDASH_JOB_CORES", max(1, cores // max_jobs))
+    max_jobs = whole_number_setting(environ, "CALIBDASH_MAX_JOBS", max(1, cores // 2))
+    return max_jobs, whole_number_setting(environ, "CALIBDASH_JOB_CORES", max(1, cores // max_jobs))
 
 
-def _whole_number(environ, name, default):
-    # One environment variable of the pool: a whole number of at least 1, or unset for ``default``.
+def whole_number_setting(environ, name, default):
+    """The environment variable ``name`` of ``environ``: a whole number of at least 1, or ``default`` when
+    unset; a :class:`~calibdash.errors.ConfigError` that says how to fix any other value."""
     text = environ.get(name, "").strip()
     if not text:
         return default
@@ -130,8 +129,8 @@ def fairness_settings(environ=None):
     ``CALIBDASH_JOB_SECONDS`` (defaults :data:`JOBS_PER_SESSION`, :data:`JOB_SECONDS`); a
     :class:`~calibdash.errors.ConfigError` on a value that is not a positive whole number."""
     environ = os.environ if environ is None else environ
-    return {"max_per_owner": _whole_number(environ, "CALIBDASH_JOBS_PER_SESSION", JOBS_PER_SESSION),
-            "max_seconds": _whole_number(environ, "CALIBDASH_JOB_SECONDS", JOB_SECONDS)}
+    return {"max_per_owner": whole_number_setting(environ, "CALIBDASH_JOBS_PER_SESSION", JOBS_PER_SESSION),
+            "max_seconds": whole_number_setting(environ, "CALIBDASH_JOB_SECONDS", JOB_SECONDS)}
 
 
 class Job:
@@ -457,12 +456,15 @@ class JobPool:
             return 0
 
     def adopt(self, key, *, owner, new_owner):
-        """``new_owner`` shares ``owner``'s job of ``key`` (a session restored under a new token)."""
+        """``new_owner`` shares ``owner``'s job of ``key`` (a session restored under a new token); returns
+        whether the pool has that job (False after a restart of the server, or once it is forgotten)."""
         with self._lock:
             job = self._lookup(key)
-            if job is not None and owner in job.owners:
-                job.owners.add(new_owner)
-                job.requested.add(new_owner)
+            if job is None or owner not in job.owners:
+                return False
+            job.owners.add(new_owner)
+            job.requested.add(new_owner)
+            return True
 
     def cancel(self, key, *, owner):
         """``owner`` gives up the job of ``key``; it is stopped once nobody else wants it."""
@@ -687,61 +689,3 @@ class JobPool:
         if state == DONE:
             job.progress = (job.progress[1], job.progress[1], "Done.")
         self._finish(job, state)
-
-
-def new_token():
-    """A random, unguessable token (256 bits, URL-safe)."""
-    return secrets.token_urlsafe(32)
-
-
-class SessionStore:
-    """Server-side state of browser tabs, by random token, so that a reload finds it again.
-
-    Bounded (``max_entries``, least recently used forgotten first) and expiring (an entry not
-    touched for ``ttl`` seconds is forgotten). Thread-safe.
-    """
-
-    MAX_ENTRIES = 64
-
-    def __init__(self, *, max_entries=MAX_ENTRIES, ttl=2 * 3600, clock=time.monotonic):
-        self.max_entries, self.ttl, self._clock = max_entries, ttl, clock
-        self._entries = OrderedDict()  # token -> (last touched, dict)
-        self._lock = threading.Lock()
-
-    def get(self, token):
-        """The entry (a dict) of ``token``, or None if unknown or expired; touches it."""
-        with self._lock:
-            self._expire()
-            if not isinstance(token, str) or token not in self._entries:
-                return None
-            _, entry = self._entries.pop(token)
-            self._entries[token] = (self._clock(), entry)
-            return entry
-
-    def pop(self, token):
-        """Take the entry of ``token`` out of the store (None if unknown or expired)."""
-        with self._lock:
-            self._expire()
-            if not isinstance(token, str) or token not in self._entries:
-                return None
-            return self._entries.pop(token)[1]
-
-    def put(self, token, entry):
-        """Keep ``entry`` under ``token``."""
-        with self._lock:
-            self._entries.pop(token, None)
-            self._entries[token] = (self._clock(), entry)
-            self._expire()
-
-    def __len__(self):
-        with self._lock:
-            self._expire()
-            return len(self._entries)
-
-    def _expire(self):
-        now = self._clock()
-        while self._entries:
-            token, (touched, _) = next(iter(self._entries.items()))
-            if len(self._entries) <= self.max_entries and now - touched <= self.ttl:
-                break
-            del self._entries[token]

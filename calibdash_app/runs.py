@@ -20,8 +20,9 @@ from calibdash.deprecation import renamed_parameters
 from calibdash.display import text as display
 from calibdash_app import jobs
 from calibdash_app.data import current_dataset
-from calibdash_app.session import job_pool
+from calibdash_app.session import job_pool, session_store
 from calibdash_app.settings import config_key, default_configs
+from calibdash_app.store import pickled_length
 
 MAX_CACHED_RESULTS = 24  # evaluation results a session keeps, the oldest dropped first
 POLL_SECONDS = 1.0  # how often a running job's progress is refreshed
@@ -35,10 +36,32 @@ RESULT_STORES = {"results": MAX_CACHED_RESULTS, "cmp_results": 8, "lab_results":
 
 
 def _bounded(store, key, value):
-    d = st.session_state[store]
+    # File ``value`` under ``key`` in the session's ``store``: each store keeps its last few entries,
+    # and all of them together at most the session store's session_bytes (by their pickles' lengths),
+    # the least recently filed or used dropped first (never the one just filed).
+    ss = st.session_state
+    d = ss[store]
     d[key] = value
     while len(d) > RESULT_STORES[store]:
         d.pop(next(iter(d)))
+    sizes = ss.setdefault("result_bytes", {})  # (store, key) -> bytes, least recently used first
+    sizes.pop((store, key), None)
+    sizes[(store, key)] = pickled_length(value)
+    for where in [w for w in sizes if w[1] not in ss[w[0]]]:  # dropped by a count above
+        del sizes[where]
+    total, limit = sum(sizes.values()), session_store().session_bytes
+    for where in list(sizes):
+        if total <= limit or where == (store, key):
+            break
+        ss[where[0]].pop(where[1], None)
+        total -= sizes.pop(where)
+
+
+def _used(store, key):
+    # The result ``key`` of ``store`` was used again: the last to be dropped now.
+    sizes = st.session_state.setdefault("result_bytes", {})
+    if (store, key) in sizes:
+        sizes[(store, key)] = sizes.pop((store, key))
 
 
 # -- the Evaluate page's evaluations, and the result cache ------------------------------
@@ -55,6 +78,8 @@ def run_configs(pred, configs, *, label=None, auto=False):
     keys = {c.notion: config_key(pred.sha256, c) for c in configs}
     todo = [c for c in configs if keys[c.notion] not in ss["results"]]
     if not todo:
+        for k in keys.values():
+            _used("results", k)
         ss["active"][pred.sha256] = keys
         return True, f"Loaded from cache: these data and settings were already evaluated ({', '.join(keys)})."
     # One joint run: the notions share the split (evaluate_notions refuses configs that do not)
@@ -127,8 +152,15 @@ def cancel_job(key):
             ss["declined"].add(record["sha"])
 
 
-def failure_message(job, what):
-    """Why ``job`` failed, as markdown: its error for the user, or a bug to report."""
+INTERRUPTED_MESSAGE = ("{what} was interrupted: the server restarted while it ran. Your data and settings are "
+                       "kept; start it again.")
+
+
+def failure_message(job, what, *, interrupted=False):
+    """Why ``job`` failed, as markdown: its error for the user, or a bug to report; ``interrupted``: the job
+    of a session restored after a restart of the server, which the new server does not have."""
+    if job is None and interrupted:
+        return INTERRUPTED_MESSAGE.format(what=what)
     if job is None or job.state == jobs.CANCELLED:
         return f"{what} was stopped or forgotten by the server (it keeps the last few dozen jobs). Start it again."
     if job.error is not None:
@@ -150,6 +182,9 @@ def collect_jobs():
         if record["kind"] != "evaluate":
             if ok:
                 _bounded(record["store"], record["result_key"], job.result)
+            elif job is None and record.get("interrupted"):  # by a restart: said so, with Run again
+                _bounded("job_errors", key, failure_message(None, record.get("what", "The run"), interrupted=True))
+                _bounded("retryable", key, True)
             elif job is not None and job.state == jobs.CANCELLED:  # e.g. by the server: not again until asked
                 _bounded("cancelled", key, True)
             elif job is not None and job.state == jobs.FAILED:
@@ -160,13 +195,15 @@ def collect_jobs():
                     _bounded("retryable", key, True)
             continue
         sha = record["sha"]
+        if job is None and record.get("interrupted") and record["auto"]:
+            continue  # the first visit's analysis, cut short by a restart: ensure_demo_result starts it again
         if ok:
             for notion, res in job.result.items():
                 _bounded("results", record["keys"][notion], res)
             ss["active"][sha] = record["keys"]
             message = f"Finished in {job.seconds:.1f} s ({', '.join(record['keys'])})."
         else:
-            message = failure_message(job, "The evaluation")
+            message = failure_message(job, "The evaluation", interrupted=record.get("interrupted", False))
             if record["auto"]:
                 ss["declined"].add(sha)
                 ss["notices"].append(("error", message))
@@ -199,6 +236,7 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
     ss = st.session_state
     result_key = key if result_key is None else result_key
     if result_key in ss[store]:
+        _used(store, result_key)
         return ss[store][result_key]
     error = ss["job_errors"].get(key) or (CANCELLED_MESSAGE if key in ss["cancelled"] else None)
     if error is None and key not in ss["jobs"]:

@@ -2,7 +2,8 @@
 server-side store that a reload restores it from, and the handle of the server's job pool.
 
 Streamlit drops a widget's value when its page is not rendered; the state the pages share
-lives in plain session keys (and, through the token, in :class:`calibdash_app.jobs.SessionStore`).
+lives in plain session keys (and, through the token, in :class:`calibdash_app.store.SessionStore`,
+in memory and on disk, so that a reload or a restart of the server finds it again).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import streamlit as st
 import calibdash as cd
 from calibdash.display import text as display
 from calibdash.lab import demo
-from calibdash_app import jobs
+from calibdash_app import jobs, store
 
 # Widgets whose values init_state keeps across page changes (and a reload restores).
 KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
@@ -23,7 +24,8 @@ TOKEN_PARAM = "session"
 # entry is always up to date; and the values copied into it on every run.
 SHARED_STATE = ("results", "active", "jobs", "cmp_results", "lab_results", "val_results", "job_errors", "cancelled",
                 "retryable")
-COPIED_STATE = ("data_source", "data_demo", "data_group", "upload", "upload_input", "cmp_uploads")
+COPIED_STATE = ("data_source", "data_demo", "data_group", "upload", "upload_input", "upload_files", "upload_sig",
+                "upload_error", "cmp_uploads", "result_bytes")
 
 
 def init_state():
@@ -58,8 +60,9 @@ def job_pool():
 
 @st.cache_resource(show_spinner=False)
 def session_store():
-    """Sessions' state by token, so that a reload finds its upload, results and jobs again."""
-    return jobs.SessionStore()
+    """Sessions' state by token, so that a reload or a restart finds its upload, results and jobs again
+    (CALIBDASH_STATE_DIR, CALIBDASH_STATE_MIB, CALIBDASH_STATE_DAYS, CALIBDASH_SESSIONS_MEMORY_MIB)."""
+    return store.open_store()
 
 
 def start_jobs_state():
@@ -69,6 +72,7 @@ def start_jobs_state():
         return
     try:
         job_pool()
+        session_store()
     except cd.ConfigError as e:  # a misconfigured server: say so on every page
         st.error(display.markdown(e), icon=":material/error:")
         st.stop()
@@ -78,27 +82,33 @@ def start_jobs_state():
     # token (the address changes). Whoever opens a link to someone else's session gets a copy
     # of it; what they upload next never lands where the link's author can reload it (session
     # fixation), and two tabs opened at one address no longer share their results by accident.
-    entry = session_store().pop(given) if given else None
-    ss["token"] = jobs.new_token()
-    if entry is None:
-        if given:
-            ss["notices"].append(("warning", EXPIRED_MESSAGE))
-    else:
-        for key, value in entry.items():
-            ss[key] = dict(value) if key in SHARED_STATE else value
-        for key in ss["jobs"]:  # its running jobs go on for the new token
-            job_pool().adopt(key, owner=given, new_owner=ss["token"])
-        ss["notices"].append(("info", restored_message(entry)))
+    ss["token"] = store.new_token()
+    entry = session_store().move(given, ss["token"]) if given else None
+    for key, value in (entry or {}).items():
+        ss[key] = dict(value) if key in SHARED_STATE else value
     for key in SHARED_STATE:
         ss.setdefault(key, {})
+    if entry is None:
+        if given:
+            ss["notices"].append(("warning", expired_message()))
+    else:
+        # Its running jobs go on for the new token; those the pool no longer has (the server
+        # restarted meanwhile) are said to be interrupted, with "Run again".
+        for key, record in list(ss["jobs"].items()):
+            if not job_pool().adopt(key, owner=given, new_owner=ss["token"]):
+                ss["jobs"][key] = {**record, "interrupted": True}
+        ss["notices"].append(("info", restored_message(entry)))
     ss.setdefault("declined", set())  # demo sets whose automatic analysis was cancelled or failed
 
 
-EXPIRED_MESSAGE = (
-    "This address names a session the server no longer has, so its upload and results could not be restored: "
-    "an address restores its session once (a reload moves it to a new address), for two hours after its last use, "
-    f"while it is one of the {jobs.SessionStore.MAX_ENTRIES} most recent sessions and the server has not restarted. "
-    "Upload your data again on the Data page.")
+def expired_message():
+    """Why the session of an address could not be restored, as markdown."""
+    kept = session_store()
+    where = ("on the server's disk for the days its administrator set (CALIBDASH_STATE_DAYS), a restart included"
+             if kept.on_disk else "in the server's memory for two hours after its last use, until it restarts")
+    return ("This address names a session the server no longer has, so its upload and results could not be restored. "
+            "An address restores its session once (a reload moves it to a new address); a session is kept "
+            f"{where}, while it is among the most recently used ones. Upload your data again on the Data page.")
 
 
 def restored_message(entry):
@@ -106,9 +116,10 @@ def restored_message(entry):
     parts = []
     if entry.get("upload") is not None:
         parts += ["the upload ", display.user(entry["upload"].source_name), ", "]
-    parts.append(f"{len(entry['active'])} analysed data set(s)")
-    if entry["jobs"]:
-        parts.append(f" and {len(entry['jobs'])} running job(s)")
+    parts.append(f"{len(entry.get('active', {}))} analysed data set(s)")
+    unfinished = entry.get("jobs", {})
+    if unfinished:
+        parts.append(f" and {len(unfinished)} run(s) that had not finished")
     return display.markdown("Restored after the reload: ", *parts, ".")
 
 

@@ -1,5 +1,6 @@
-"""Test-wide settings: the demo cache goes to a temporary directory, never to ~/.cache; the
-process's ``__main__`` is the same after every test as before it."""
+"""Test-wide settings: the demo cache and the app's session store go to temporary directories,
+never to ~/.cache or ~/.local/state; the process's ``__main__`` is the same after every test as
+before it."""
 
 import os
 import sys
@@ -17,6 +18,18 @@ def _demo_cache_dir(tmp_path_factory):
         os.environ.pop("CALIBDASH_CACHE_DIR", None)
     else:
         os.environ["CALIBDASH_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_store_dir(tmp_path_factory):
+    path = tmp_path_factory.mktemp("calibdash_state")
+    old = os.environ.get("CALIBDASH_STATE_DIR")
+    os.environ["CALIBDASH_STATE_DIR"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("CALIBDASH_STATE_DIR", None)
+    else:
+        os.environ["CALIBDASH_STATE_DIR"] = old
 
 
 @pytest.fixture(autouse=True)

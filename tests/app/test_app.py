@@ -262,3 +262,91 @@ def test_an_address_restores_a_copy_under_a_new_token_so_nobody_can_fixate_a_ses
     assert any("Restored" in i.value for i in again.info)
     gone = open_address(mine)  # that address was used: it says so
     assert any("restores its session once" in w.value for w in gone.warning)
+
+
+def restart_the_server(*, pool=False):
+    """What a restart leaves: a new session store in memory (over the same database) and, with
+    ``pool``, a new job pool that has none of the old one's jobs."""
+    from calibdash_app.session import job_pool, session_store
+
+    session_store().disk.close()
+    session_store.clear()
+    if pool:
+        old = job_pool()
+        job_pool.clear()
+        old.shutdown()
+
+
+def test_a_restarted_server_restores_the_upload_mapping_settings_and_results():
+    # Issue 28: after a restart of the server, uploads, results and running jobs were gone.
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    upload(at, small_csv(seed=28031), "restart.csv")
+    at.multiselect(key="src__prob_columns").set_value(["p0", "p1", "p2"]).run()  # the mapping, set by hand
+    go(at, "calibdash_app/app_pages/evaluate.py")
+    at.number_input(key="cfg__seed").set_value(7).run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    before = {k: at.session_state["results"][k] for k in at.session_state["active"][at.session_state["upload"].sha256].values()}
+    token = at.session_state["token"]
+    restart_the_server()
+    back = open_address(token)
+    assert back.session_state["upload"].source_name == "restart.csv"
+    assert back.session_state["upload"].sha256 == at.session_state["upload"].sha256
+    assert back.session_state["cfg__seed"] == 7 and back.session_state["src__prob_columns"] == ["p0", "p1", "p2"]
+    restored = back.session_state["results"]
+    for key, res in before.items():  # the finished results, number for number
+        pd.testing.assert_frame_equal(restored[key].summary, res.summary)
+    assert any("Restored after the reload" in i.value for i in back.info)
+    go(back, "calibdash_app/app_pages/results.py")  # shown without running anything
+    assert not back.session_state["jobs"] and "restart.csv" in " ".join(m.value for m in back.markdown)
+    go(back, "calibdash_app/app_pages/data.py")  # the file itself is back: its mapping can still be changed
+    assert back.multiselect(key="src__prob_columns").value == ["p0", "p1", "p2"]
+
+
+def test_a_run_cut_short_by_a_restart_is_said_to_be_interrupted_with_run_again():
+    from .conftest import run_once
+
+    at = AppTest.from_file(APP, default_timeout=300).run()  # the first visit's demo analysis done
+    # small runs, with seeds no other test uses (the pool shares finished jobs between sessions)
+    for key, value in (("view__lab_seed", 28032), ("view__lab_f1_seed", 28032), ("view__lab_ns", [100]),
+                       ("view__lab_repeats", 2), ("view__lab_f1_n", 100), ("view__lab_f1_seeds", 5)):
+        at.session_state[key] = value
+    at.switch_page("calibdash_app/app_pages/learn.py")
+    run_once(at)
+    no_exception(at)
+    assert len(at.session_state["jobs"]) == 2  # the estimates and Figure 1, running
+    token = at.session_state["token"]
+    restart_the_server(pool=True)
+    back = AppTest.from_file(APP, default_timeout=300)
+    back.query_params["session"] = token
+    back.switch_page("calibdash_app/app_pages/learn.py")
+    back.run()
+    no_exception(back)
+    assert not back.session_state["jobs"] and back.session_state["view__lab_f1_seed"] == 28032
+    assert sum("interrupted: the server restarted" in e.value for e in back.error) == 2
+    for _ in range(2):
+        back.button(key=[b.key for b in back.button if b.key and b.key.startswith("again__")][0]).click().run()
+        no_exception(back)
+    assert not back.error and len(back.session_state["lab_results"]) == 2
+
+
+def test_a_sessions_results_are_bounded_in_bytes_least_recently_used_first(at, monkeypatch):
+    # Issue 28: a session's results were bounded by counts only (24 results of up to a few MB each).
+    from calibdash_app.session import session_store
+
+    ss = at.session_state
+    demo = list(ss["results"])  # the first visit's two results
+    sizes = dict(ss["result_bytes"])
+    assert set(sizes) == {("results", k) for k in demo} and all(n > 10_000 for n in sizes.values())
+    monkeypatch.setattr(session_store(), "session_bytes", int(1.5 * sum(sizes.values())))
+    go(at, "calibdash_app/app_pages/evaluate.py")
+    at.number_input(key="cfg__seed").set_value(28035).run()
+    at.button(key="run").click().run()
+    no_exception(at)
+    new = [k for k in ss["results"] if k not in demo]
+    assert len(new) == 2 and list(ss["results"]) == new  # the older results made room
+    assert sum(ss["result_bytes"].values()) <= session_store().session_bytes
+    at.number_input(key="cfg__seed").set_value(0).run()  # the demo's settings again: evaluated again, not lost silently
+    at.button(key="run").click().run()
+    no_exception(at)
+    assert set(ss["results"]) == set(demo) and "Finished" in at.success[0].value

@@ -1,5 +1,5 @@
-"""calibdash_app.jobs: the pool's queue, deduplication, progress, failures and cancelling, and the
-session store. Every wait has a timeout, so that a broken pool fails instead of hanging."""
+"""calibdash_app.jobs: the pool's queue, deduplication, progress, failures and cancelling (the session
+store is tested in test_store.py). Every wait has a timeout, so that a broken pool fails instead of hanging."""
 
 import os
 import time
@@ -16,7 +16,6 @@ from calibdash_app.jobs import (
     BusyError,
     JobPool,
     JobTimeout,
-    SessionStore,
     fairness_settings,
     pool_settings,
 )
@@ -394,27 +393,12 @@ def test_settings_come_from_the_environment():
         JobPool(max_jobs=0)
 
 
-def test_the_session_store_is_bounded_and_expires():
-    now = [0.0]
-    store = SessionStore(max_entries=2, ttl=10, clock=lambda: now[0])
-    store.put("a", {"x": 1})
-    store.put("b", {"x": 2})
-    assert store.get("a") == {"x": 1}  # touched: "b" is now the oldest
-    store.put("c", {"x": 3})
-    assert store.get("b") is None and store.get("a") is not None and len(store) == 2
-    now[0] = 11
-    assert store.get("a") is None and store.get("c") is None and len(store) == 0
-    assert store.get(None) is None
-    store.put("d", {"x": 4})
-    assert store.pop("d") == {"x": 4} and store.pop("d") is None and store.get("d") is None  # taken once
-    assert store.pop(None) is None
-
-
 def test_a_restored_session_adopts_its_jobs(pool):
     job = pool.submit("long", sleepy, {"seconds": 30}, owner="old token")
-    pool.adopt("long", owner="stranger", new_owner="thief")  # only an owner's jobs can be adopted
+    assert not pool.adopt("long", owner="stranger", new_owner="thief")  # only an owner's jobs can be adopted
     assert pool.job("long", owner="thief") is None
-    pool.adopt("long", owner="old token", new_owner="new token")
+    assert not pool.adopt("gone", owner="old token", new_owner="new token")  # not the pool's (a restart)
+    assert pool.adopt("long", owner="old token", new_owner="new token")
     assert pool.job("long", owner="new token") is job
     pool.cancel("long", owner="old token")  # the old tab is gone: the new one still wants it
     assert not job.finished

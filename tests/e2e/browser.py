@@ -43,7 +43,7 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
     check answers "ok" (a RuntimeError with the server's log if it exits or takes longer than
     ``timeout`` seconds); stop it."""
     url = f"http://127.0.0.1:{port}"
-    with open(log_path, "w") as log:
+    with open(log_path, "a") as log:  # a server restarted on its port adds to its log
         proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + timeout
@@ -69,12 +69,13 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT):
-    """Start ``script`` (the app, default ``root``/app.py) of the checkout ``root`` on a free localhost
-    port; yield its URL; stop it."""
-    port = free_port()
+def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT, port=None):
+    """Start ``script`` (the app, default ``root``/app.py) of the checkout ``root`` on ``port`` (default a
+    free localhost port), its session store in ``cache_dir``/state; yield its URL; stop it."""
+    port = free_port() if port is None else port
     script = Path(root) / "app.py" if script is None else script
-    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), PYTHONPATH=str(root))
+    env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), CALIBDASH_STATE_DIR=str(Path(cache_dir) / "state"),
+               PYTHONPATH=str(root))
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none"]

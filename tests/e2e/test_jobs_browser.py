@@ -1,5 +1,6 @@
 """Runs are jobs of the server's pool (calibdash_app.jobs): they survive a page change and a
-reload, and four sessions running at once leave the server answering (issue 16)."""
+reload, and four sessions running at once leave the server answering (issue 16); a restarted
+server restores a session from its on-disk store (issue 28)."""
 
 import threading
 import time
@@ -9,7 +10,7 @@ import pandas as pd
 
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .browser import Watched, new_session, upload_data
+from .browser import Watched, free_port, new_session, streamlit_server, upload_data
 
 # The acceptance bound of issue 16: the health check answers within a second throughout.
 HEALTH_BOUND = 1.0
@@ -165,3 +166,48 @@ def test_a_planted_session_address_never_receives_the_victims_upload(browser, se
     finally:
         victim_context.close()
         stranger_context.close()
+
+
+def test_a_restarted_server_restores_the_upload_settings_and_results(browser, tmp_path):
+    # Issue 28: after a restart the open tab reconnected, but its upload, results and running jobs were gone.
+    cache, port = tmp_path / "server", free_port()  # the same port and folders before and after
+    cache.mkdir()
+    with streamlit_server(cache, port=port) as url:
+        context, w = new_session(browser, url)
+        path = csv_file(tmp_path, "restart.csv", seed=28033, n=3000)
+        upload_data(w, path)
+        w.goto_page("Evaluate")
+        w.page.locator(".st-key-run button").first.click()
+        w.page.locator('[data-testid="stAlertContentSuccess"]', has_text="Finished").wait_for(timeout=180_000)
+        w.wait_idle()
+        w.goto_page("Results")
+        w.page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
+        shown = w.page.locator(".st-key-risk_curves").inner_text()
+        # a second run, on other data, still going when the server stops
+        upload_data(w, csv_file(tmp_path, "cut_short.csv", seed=28034, n=LONG))
+        start_run(w)
+        address = w.page.url
+    try:
+        with streamlit_server(cache, port=port):
+            w.page.goto(address)  # as a reload of the open tab does once the server answers again
+            w.wait_idle()
+            w.page.get_by_text("Restored after the reload").wait_for(timeout=60_000)
+            # the old page's attempts to reconnect while the server was down (logged until the reload)
+            w.errors[:] = [e for e in w.errors if "ERR_CONNECTION_REFUSED" not in e and "disconnected from server" not in e]
+            assert "cut_short.csv" in sidebar_text(w)  # the upload in use is back
+            w.goto_page("Evaluate")  # the run the restart cut short says so; nothing runs by itself
+            w.page.get_by_text("was interrupted: the server restarted").wait_for(timeout=30_000)
+            assert not w.page.locator('[class*="st-key-job__"]').count()
+            w.goto_page("Data")  # the first upload's results, as they were, without a new run
+            w.page.locator(".st-key-source").get_by_text("Upload my predictions").click()
+            w.wait_idle()
+            w.page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
+            w.page.get_by_text("In use: restart.csv").wait_for(timeout=60_000)
+            w.wait_idle()
+            w.goto_page("Results")
+            w.page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=30_000)
+            assert w.page.locator(".st-key-risk_curves").inner_text() == shown
+            assert not w.page.locator('[class*="st-key-job__"]').count()
+            w.check()
+    finally:
+        context.close()
