@@ -26,10 +26,15 @@ from calibdash_app.data import current_dataset
 from calibdash_app.downloads import download_name
 from calibdash_app.help import HELP_VALIDATE
 from calibdash_app.runs import job_result
+from calibdash_app.session import job_pool
 from calibdash_app.widgets import number_table
 
 DEFAULT_RESAMPLES = 1000
 MAX_APP_RESAMPLES = 10_000
+# A lower bound of the bootstrap's time per resample and row: 3.9e-8 s measured with
+# validate_risk_model at 200,000 rows (9.4 s with 1,000 resamples, 1.6 s without; BENCHMARKS.md's
+# machine), taken a third lower so that a faster server is not refused a run it could finish.
+SECONDS_PER_RESAMPLE_ROW = 2.5e-8
 # The Threshold range slider's ends (its default: validate_risk_model's DEFAULT_THRESHOLDS).
 THRESHOLD_LIMITS = (0.01, 0.99)
 # The Validate page's settings: "view__" keys, which calibdash_app.session.init_state keeps across page changes.
@@ -198,6 +203,19 @@ def validation_key(pred, cls, settings):
     return ("validate", h.hexdigest())
 
 
+def validation_estimate(n_rows, n_resamples, max_seconds):
+    """``(seconds, why, fix)`` for the pool (:meth:`calibdash_app.jobs.JobPool.submit`): a lower bound of
+    the bootstrap's time for ``n_resamples`` resamples of ``n_rows`` rows, and how many resamples fit
+    in ``max_seconds`` (the pool's limit; None for none)."""
+    seconds = SECONDS_PER_RESAMPLE_ROW * n_rows * n_resamples
+    fit = 0 if max_seconds is None else int(max_seconds / (SECONDS_PER_RESAMPLE_ROW * max(n_rows, 1)))
+    fix = (f"Use at most {fit // 100 * 100:,} resamples for these data, or " if fit >= 100 else
+           "These data have too many rows for a bootstrap here: set the resamples to 0, or ")
+    fix += ("validate from the command line (`calibdash validate FILE --n-resamples N`), which has no time "
+            "limit.")
+    return seconds, f"{n_resamples:,} bootstrap resamples of {n_rows:,} rows", fix
+
+
 def run_validation(label, pred, cls, settings):
     """The RiskValidation of ``pred`` for class ``cls`` with ``settings`` (validate_risk_model's keyword
     arguments): from the session's results, else as a job of the server's pool. None while it runs
@@ -208,8 +226,9 @@ def run_validation(label, pred, cls, settings):
     by = [(", by ", settings["groups"]), (", centres ", settings["clusters"])]
     title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples",
                              *[piece for words, column in by if column for piece in (words, display.user(column))], ")")
+    estimate = validation_estimate(pred.n, settings["n_resamples"], job_pool().max_seconds)
     return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results",
-                      what="The validation", fixes=FIXES)
+                      what="The validation", fixes=FIXES, estimate=estimate)
 
 
 # -- what the page shows --------------------------------------------------------------

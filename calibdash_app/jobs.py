@@ -54,7 +54,8 @@ from multiprocessing.reduction import ForkingPickler
 
 from calibdash.errors import CalibdashError, ConfigError
 
-__all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "JobTimeout", "Job", "JobPool",
+__all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "TooLongError", "JobTimeout", "Job", "JobPool",
+           "duration_text",
            "pool_settings", "fairness_settings",
            "whole_number_setting"]
 
@@ -89,6 +90,19 @@ class JobTimeout(CalibdashError):
 
 class BusyError(CalibdashError):
     """The queue is full: the server already has as many jobs waiting as it accepts."""
+
+
+class TooLongError(CalibdashError):
+    """A job whose estimated run time exceeds the pool's ``max_seconds``: refused before it starts."""
+
+
+def duration_text(seconds):
+    """``seconds`` as a reader says it: "40 s", "12 min", "1 h 10 min"."""
+    seconds = float(seconds)
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 60 else f"{minutes // 60} h {minutes % 60} min"
 
 
 def available_cores():
@@ -412,18 +426,27 @@ class JobPool:
         max_jobs, cores = pool_settings(environ)
         return cls(max_jobs=max_jobs, cores_per_job=cores, **{**fairness_settings(environ), **kwargs})
 
-    def submit(self, key, fn, kwargs=None, *, owner, label="", again=False):
+    def submit(self, key, fn, kwargs=None, *, owner, label="", again=False, estimate=None):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.
 
         ``fn`` must be a module-level function (the worker finds it by name) and ``kwargs``
         picklable. ``owner`` is added to the job's owners. A failed or cancelled job is
         replaced by a new one only when ``again`` is true or ``owner`` never asked for the
         key: otherwise ``owner`` gets that finished job back, so that however often a page
-        submits the key it cancelled, nothing is queued.
+        submits the key it cancelled, nothing is queued. ``estimate``: ``(seconds, why, fix)``,
+        a lower bound of how long the job would take, on what it rests and what to do instead; a new
+        job estimated to run longer than ``max_seconds`` is refused with :class:`TooLongError`
+        (its message built from them) rather than started and stopped an hour later.
         """
         with self._lock:
             job = self._lookup(key)
             if job is None or (job.state in (FAILED, CANCELLED) and (again or owner not in job.requested)):
+                if estimate is not None and self.max_seconds is not None and estimate[0] > self.max_seconds:
+                    seconds, why, fix = estimate
+                    raise TooLongError(
+                        f"This run would take at least {duration_text(seconds)} on this server ({why}), longer than the "
+                        f"{duration_text(self.max_seconds)} it allows a run (CALIBDASH_JOB_SECONDS), so it was not "
+                        f"started. {fix}")
                 if len(self._queue) >= self.max_queued:
                     raise BusyError(f"The server is busy: {len(self._queue)} jobs are already waiting. "
                                     "Try again in a minute.")

@@ -119,21 +119,23 @@ def ensure_demo_result():
 
 
 # -- jobs: submitted, filed into the session, shown with their progress -----------------
-def submit_job(key, fn, kwargs, record, *, again=False):
+def submit_job(key, fn, kwargs, record, *, again=False, estimate=None):
     """Submit ``fn(**kwargs)`` to the pool as this session's job ``key``; returns an error message or None.
 
     ``record`` says what the job is for: ``kind``, ``slot`` (a newer job in the same slot
     replaces the session's older one) and ``title`` (markdown), and what :func:`collect_jobs`
     needs to file the outcome. ``again``: the user asked for it (a button), so a failed or
-    cancelled job of ``key`` starts afresh; else the pool gives its outcome back.
+    cancelled job of ``key`` starts afresh; else the pool gives its outcome back. ``estimate``: see
+    :meth:`calibdash_app.jobs.JobPool.submit`.
     """
     ss = st.session_state
     for old, rec in list(ss["jobs"].items()):
         if rec["slot"] == record["slot"] and old != key:
             cancel_job(old)
     try:
-        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80], again=again)
-    except jobs.BusyError as e:
+        job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80], again=again,
+                          estimate=estimate)
+    except (jobs.BusyError, jobs.TooLongError) as e:
         return display.markdown(e)
     ss["jobs"][key] = record
     return None
@@ -219,7 +221,7 @@ def pending_evaluation(sha):
 CANCELLED_MESSAGE = "Cancelled. Change a setting, or press **Run again**, to start it again."
 
 
-def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run", fixes=None):
+def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run", fixes=None, estimate=None):
     """The result of the job ``key`` computing ``fn(**kwargs)``, submitted if new; None while it runs
     (its progress and Cancel button shown here) and when it failed or was cancelled (its message
     shown here, with a "Run again" button when running it again can help). The result is kept
@@ -231,7 +233,9 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
     changes (another key); a rerun right after a Cancel click would otherwise start it again
     at once. A failure's message begins with ``what`` ("The run failed: ...") and ends with
     what to do in the app, ``fixes[option]`` (markdown), when the error names a loader option
-    (``InputError.option``).
+    (``InputError.option``). ``estimate``: how long the job would take (see
+    :meth:`calibdash_app.jobs.JobPool.submit`), so that a run beyond the server's limit is refused
+    before it starts.
     """
     ss = st.session_state
     result_key = key if result_key is None else result_key
@@ -244,7 +248,7 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
                   "what": what, "fixes": dict(fixes or {})}
         again = key in ss.setdefault("run_again", set())
         ss["run_again"].discard(key)
-        error = submit_job(key, fn, kwargs, record, again=again)
+        error = submit_job(key, fn, kwargs, record, again=again, estimate=estimate)
     if error is not None:
         st.error(error, icon=":material/error:")
         run_again_button(key, what=what)

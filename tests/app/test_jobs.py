@@ -16,6 +16,8 @@ from calibdash_app.jobs import (
     BusyError,
     JobPool,
     JobTimeout,
+    TooLongError,
+    duration_text,
     fairness_settings,
     pool_settings,
 )
@@ -375,6 +377,26 @@ def test_a_job_over_the_time_limit_is_stopped_and_the_next_one_runs():
         assert after.wait(WAIT) and after.result == 3
     finally:
         pool.shutdown()
+
+
+def test_a_job_estimated_beyond_the_time_limit_is_refused_before_it_starts():
+    # Issue 28: the Validate page allowed 10,000 resamples, about 21 minutes of the only worker at 100,000 rows.
+    pool = JobPool(max_jobs=1, max_seconds=60, warm_workers=0)
+    try:
+        with pytest.raises(TooLongError) as refused:
+            pool.submit("long", add, {"a": 1, "b": 2}, owner="s", estimate=(4200, "many resamples", "Use fewer."))
+        message = str(refused.value)
+        assert message == ("This run would take at least 1 h 10 min on this server (many resamples), longer than the "
+                           "60 s it allows a run (CALIBDASH_JOB_SECONDS), so it was not started. Use fewer.")
+        assert pool.counts() == {"queued": 0, "running": 0, "finished": 0}
+        done = pool.submit("short", add, {"a": 1, "b": 2}, owner="s", estimate=(59, "a few", ""))
+        assert done.wait(WAIT) and done.result == 3
+        # a finished job is given back whatever its estimate: nothing new would run
+        assert pool.submit("short", add, {"a": 1, "b": 2}, owner="t", estimate=(4200, "", "")) is done
+    finally:
+        pool.shutdown()
+    assert [duration_text(s) for s in (40, 89.6, 720, 3600, 4200)] == ["40 s", "90 s", "12 min", "1 h 0 min",
+                                                                       "1 h 10 min"]
 
 
 def test_settings_come_from_the_environment():

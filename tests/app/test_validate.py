@@ -431,3 +431,25 @@ def test_the_planning_mode_needs_no_data():
     no_exception(at)
     assert any("means a mean predicted risk of 100% or more" in e.value for e in at.error)
     assert not [d for d in at.dataframe if "rows_needed" in d.value.columns]
+
+
+def test_a_validation_beyond_the_servers_time_limit_is_refused_before_it_starts(monkeypatch):
+    # Issue 28: the page allowed 10,000 resamples, about 21 minutes of the only worker at 100,000 rows.
+    from calibdash_app.session import job_pool
+
+    at = upload(app(resamples=10_000), clinical(n=2000, seed=28036))
+    # 2,000 rows x 10,000 resamples: at least 0.5 s by the estimate; a server that allows 0.2 s a run
+    monkeypatch.setattr(job_pool(), "max_seconds", 0.2)
+    at.switch_page(VALIDATE)
+    run_once(at)
+    no_exception(at)
+    assert not at.session_state["jobs"]  # nothing was started
+    (message,) = [e.value for e in at.error if "would take at least" in e.value]
+    assert "10,000 bootstrap resamples of 2,000 rows" in message and "Use at most 4,000 resamples" in message
+    assert "calibdash validate" in message and not [b for b in at.button if (b.key or "").startswith("again__")]
+    at.number_input(key=uc.RESAMPLES_KEY).set_value(4000)  # as the message says: it runs
+    run_once(at)
+    assert [k[0] for k in at.session_state["jobs"]] == ["validate"]
+    assert not [e for e in at.error if "would take" in e.value]
+    at.button(key=next(b.key for b in at.button if b.key.startswith("cancel__"))).click()  # not left running
+    run_once(at)
