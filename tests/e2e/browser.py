@@ -69,13 +69,14 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT, port=None):
+def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT, port=None, env=None):
     """Start ``script`` (the app, default ``root``/app.py) of the checkout ``root`` on ``port`` (default a
-    free localhost port), its session store in ``cache_dir``/state; yield its URL; stop it."""
+    free localhost port), its session store in ``cache_dir``/state and ``env``'s variables set; yield its
+    URL; stop it."""
     port = free_port() if port is None else port
     script = Path(root) / "app.py" if script is None else script
     env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), CALIBDASH_STATE_DIR=str(Path(cache_dir) / "state"),
-               PYTHONPATH=str(root))
+               PYTHONPATH=str(root), **(env or {}))
     command = [sys.executable, "-m", "streamlit", "run", str(script), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
                "--server.fileWatcherType", "none"]
