@@ -133,6 +133,7 @@ def inspect_upload():
             ss["src__positive"] = None  # the loader guesses it from the column name, and says so
             ss["src__class_names"] = ", ".join(fresh.class_names or ()) if not fresh.table else ""
             ss["src__group_columns"] = []
+            ss["src__typed_error"] = None
         # Kept by file and choice: the page reruns on every click, and reading the file again
         # each time would make a large upload slow to map.
         choice = (ident, ss.get("src__label_column"), tuple(ss.get("src__prob_columns") or ()))
@@ -149,15 +150,111 @@ def inspect_upload():
         return None, load_error(e)
     except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
         return None, display.markdown("Could not read ", display.user(pred[0]), ": ", e)
-    # widget values that the current columns no longer offer are dropped, not an exception
+    # widget values that the current columns no longer offer are dropped, not an exception (sets: a
+    # table may have 100,000 columns)
     if info.table:
-        if ss.get("src__label_column") not in info.columns:
+        columns, groupable = set(info.columns), set(group_choices(info))
+        if ss.get("src__label_column") not in columns:
             ss["src__label_column"] = None
-        ss["src__prob_columns"] = [c for c in ss.get("src__prob_columns", []) if c in info.columns]
-        ss["src__group_columns"] = [c for c in ss.get("src__group_columns", []) if c in group_choices(info)]
+        ss["src__prob_columns"] = [c for c in ss.get("src__prob_columns", []) if c in columns]
+        ss["src__group_columns"] = [c for c in ss.get("src__group_columns", []) if c in groupable]
     if ss.get("src__positive") not in positive_choices(info):
         ss["src__positive"] = None
     return info, None
+
+
+# -- a table too wide to list its columns in widgets ------------------------------------
+# Above this many columns the mapping is typed (names and first:last ranges) instead of chosen
+# from lists: a multiselect of 99,999 chosen columns took the browser over a minute to draw,
+# and a bar per class as long again (bench/bench_wide_app.py).
+MAX_LISTED_COLUMNS = 300
+# The typed mapping's widgets, each written into the plain key of the listed one on change.
+TYPED_KEYS = {"src__label_column": "src__label_text", "src__prob_columns": "src__prob_text",
+              "src__group_columns": "src__group_text"}
+
+
+def is_wide(info):
+    """Whether the Data page types the mapping of ``info``'s table instead of listing its columns."""
+    return info.table and len(info.columns) > MAX_LISTED_COLUMNS
+
+
+def columns_text(columns, chosen):
+    """``chosen`` (names of ``columns``) as the typed mapping writes them: runs of neighbouring
+    columns as ``first:last``, separated by commas."""
+    position = {c: i for i, c in enumerate(columns)}
+    runs = []
+    for i in sorted(position[c] for c in chosen):
+        if runs and runs[-1][1] == i - 1:
+            runs[-1][1] = i
+        else:
+            runs.append([i, i])
+    # str() and +, not an f-string: a column name is a UserText, which f-strings write between marks
+    return ", ".join(str(columns[a]) if a == b else str(columns[a]) + ":" + str(columns[b]) for a, b in runs)
+
+
+def parse_columns_text(text, columns):
+    """The columns that ``text`` names, in its order: names and ``first:last`` ranges of the file's
+    columns, separated by commas. Raises ValueError with a message (markdown) for a name the table
+    does not have."""
+    position = {c: i for i, c in enumerate(columns)}
+    chosen = []
+    for item in (t.strip() for t in text.split(",")):
+        if not item:
+            continue
+        if item in position:
+            chosen.append(item)
+            continue
+        first, sep, last = (t.strip() for t in item.partition(":"))
+        missing = [n for n in ((first, last) if sep else (item,)) if n not in position]
+        if missing:
+            raise ValueError(display.markdown("The table has no column ", display.user(missing[0]),
+                                              ". Type column names, or ranges first:last, separated by commas."))
+        a, b = position[first], position[last]
+        chosen.extend(columns[min(a, b):max(a, b) + 1])
+    return list(dict.fromkeys(chosen))
+
+
+def type_columns(info, key):
+    """on_change of a typed mapping widget: its text into the plain key ``key`` (one of
+    :data:`TYPED_KEYS`), or a message in ``src__typed_error`` (the key keeps its value)."""
+    ss = st.session_state
+    text = ss.get(TYPED_KEYS[key]) or ""
+    try:
+        chosen = parse_columns_text(text, list(info.columns))
+    except ValueError as e:
+        ss["src__typed_error"] = str(e)
+        return
+    if key == "src__label_column" and len(chosen) > 1:
+        ss["src__typed_error"] = "Type one label column."
+        return
+    ss["src__typed_error"] = None
+    ss[key] = (chosen[0] if chosen else None) if key == "src__label_column" else chosen
+    if key == "src__label_column" and chosen:  # the label column is no longer a probability column
+        ss["src__prob_columns"] = [c for c in ss.get("src__prob_columns") or () if c != chosen[0]]
+    if key == "src__group_columns":
+        from calibdash_app.clinical import groups_kept
+
+        groups_kept()
+
+
+def typed_texts(info):
+    """Before the typed mapping's widgets: their texts from the plain keys (a guess, a restore)."""
+    ss = st.session_state
+    columns = list(info.columns)
+    label = ss.get("src__label_column")
+    ss["src__label_text"] = str(label or "")
+    ss["src__prob_text"] = columns_text(columns, ss.get("src__prob_columns") or ())
+    ss["src__group_text"] = columns_text(columns, ss.get("src__group_columns") or ())
+
+
+def columns_summary(info):
+    """The **Columns:** line of the Data page, as markdown: every name of a narrow table, the first and last
+    few of a wide one."""
+    names = list(info.columns)
+    if not is_wide(info):
+        return "**Columns:** " + ", ".join(display.code(c) for c in names)
+    return (f"**Columns:** {len(names):,}: " + ", ".join(display.code(c) for c in names[:5]) + ", ..., "
+            + ", ".join(display.code(c) for c in names[-3:]))
 
 
 def group_choices(info):
@@ -237,6 +334,15 @@ def load_upload(info):
                               **{k: options.get(k) for k in LOAD_OPTIONS}}
         remember_session()
     return ss["upload_error"]
+
+
+def class_balance_summary(pred):
+    """One sentence on the class balance when there are too many classes for a bar each (else None)."""
+    if pred.d <= MAX_LISTED_COLUMNS:
+        return None
+    shares = np.bincount(pred.labels, minlength=pred.d) / max(pred.n, 1)
+    return (f"{pred.d:,} classes, too many for a bar each: {np.count_nonzero(shares):,} of them have labels; the "
+            f"largest holds {shares.max():.2%} of the labels.")
 
 
 def class_balance(pred):

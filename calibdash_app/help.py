@@ -54,6 +54,9 @@ HELP_SOURCE = {
     "to them. A table's header names its classes.",
     "group_columns": "Columns kept beside the predictions as grouping variables (e.g. the hospital site), for "
     "analyses by subgroup. They do not change any number.",
+    "typed_columns": "The columns of predicted probabilities (or percentages, logits), one per class in class "
+    "order: column names and ranges first:last of neighbouring columns, separated by commas (p0:p999 is every "
+    "column from p0 to p999). The table has too many columns to list them here.",
 }
 
 # The Compare and Learn pages.

@@ -45,20 +45,34 @@ else:
     if error:
         st.error(error, icon=":material/error:")
     if info is not None:
+        wide = data.is_wide(info)
         if info.table:
-            st.markdown("**Columns:** " + ", ".join(code(c) for c in info.columns))
+            st.markdown(data.columns_summary(info))
             m1, m2 = st.columns(2)
-            m1.selectbox("Label column", [None, *info.columns], key="src__label_column", help=HELP_SOURCE["label_column"],
-                         format_func=lambda c: data.NO_LABEL_COLUMN if c is None else c)
-            m2.multiselect("Probability columns", list(info.columns), key="src__prob_columns",
-                           help=HELP_SOURCE["prob_columns"])
+            if wide:  # typed: lists of this many columns take the browser minutes to draw
+                data.typed_texts(info)
+                m1.text_input("Label column", key="src__label_text", on_change=data.type_columns,
+                              args=(info, "src__label_column"), help=HELP_SOURCE["label_column"])
+                m2.text_input("Probability columns", key="src__prob_text", on_change=data.type_columns,
+                              args=(info, "src__prob_columns"), help=HELP_SOURCE["typed_columns"])
+                if st.session_state.get("src__typed_error"):
+                    st.error(st.session_state["src__typed_error"], icon=":material/error:")
+            else:
+                m1.selectbox("Label column", [None, *info.columns], key="src__label_column",
+                             help=HELP_SOURCE["label_column"],
+                             format_func=lambda c: data.NO_LABEL_COLUMN if c is None else c)
+                m2.multiselect("Probability columns", list(info.columns), key="src__prob_columns",
+                               help=HELP_SOURCE["prob_columns"])
         m3, m4 = st.columns(2)
         if data.wants_positive(info):
             m3.selectbox("Positive class", data.positive_choices(info), key="src__positive", help=HELP_SOURCE["positive"],
                          format_func=lambda v: data.GUESS_POSITIVE if v is None else v)
         if data.wants_class_names(info):
             m3.text_input("Class names", key="src__class_names", help=HELP_SOURCE["class_names"])
-        if info.table:
+        if info.table and wide:
+            m4.text_input("Grouping columns", key="src__group_text", on_change=data.type_columns,
+                          args=(info, "src__group_columns"), help=HELP_SOURCE["group_columns"])
+        elif info.table:
             m4.multiselect("Grouping columns", data.group_choices(info), key="src__group_columns",
                            help=HELP_SOURCE["group_columns"], on_change=clinical.groups_kept)
     st.selectbox("The numbers are", list(data.KIND_LABELS), key="src__kind", format_func=data.KIND_LABELS.get,
@@ -98,4 +112,7 @@ if pred.groups:
     st.caption("Grouping columns kept: " + ", ".join(code(g) for g in pred.groups))
     clinical.group_widget(st.columns(2)[0], "group_column", pred)
 st.markdown("**Class balance** (share of labels per class, in class order)")
-st.bar_chart(data.class_balance(pred), x="class", y="share", height=220, sort=False)
+if data.class_balance_summary(pred):
+    st.caption(data.class_balance_summary(pred))
+else:
+    st.bar_chart(data.class_balance(pred), x="class", y="share", height=220, sort=False)

@@ -135,3 +135,58 @@ def ui_results(at):
     sha = at.session_state["upload"].sha256
     keys = at.session_state["active"][sha]
     return {n: at.session_state["results"][k] for n, k in keys.items()}
+
+
+# -- a table too wide to list its columns (issue 28) ------------------------------------------
+def wide_table(d=399, n=60, seed=0):
+    rng = np.random.default_rng(seed)
+    frame = pd.DataFrame(rng.dirichlet(np.ones(d), n), columns=[f"p{k}" for k in range(d)])
+    frame["label"] = rng.integers(0, 10, n)
+    frame["site"] = rng.choice(["north", "south"], n)
+    return frame
+
+
+def test_typed_columns_are_ranges_of_neighbours_and_names():
+    columns = ["id", "p0", "p1", "p2", "a:b", "p3", "label"]
+    assert data.columns_text(columns, ["p2", "p0", "p1", "p3"]) == "p0:p2, p3"
+    assert data.columns_text(columns, ["p0", "p1", "p2", "a:b", "p3"]) == "p0:p3"
+    assert data.columns_text(columns, []) == ""
+    assert data.parse_columns_text("p0:p2, p3", columns) == ["p0", "p1", "p2", "p3"]
+    assert data.parse_columns_text("p2:p0", columns) == ["p0", "p1", "p2"]  # either order
+    assert data.parse_columns_text(" a:b , label,, p1", columns) == ["a:b", "label", "p1"]  # a name with a colon
+    assert data.parse_columns_text("p1, p0:p2", columns) == ["p1", "p0", "p2"]  # each column once, first mention first
+    for chosen in (["p0", "p1", "p2", "a:b", "p3"], ["id", "p1", "label"]):
+        assert data.parse_columns_text(data.columns_text(columns, chosen), columns) == chosen
+    with pytest.raises(ValueError, match="no column"):
+        data.parse_columns_text("p0:p9", columns)
+
+
+def test_a_table_too_wide_to_list_is_mapped_by_typing(at):
+    upload(at, wide_table(), "wide.csv")
+    assert not [m for m in at.multiselect if m.key == "src__prob_columns"]  # no list of 399 chosen columns
+    # the loader's guesses: the numeric columns as a range; the label column left to the loading,
+    # which takes the only column of text and says why it cannot be the label
+    assert at.text_input(key="src__label_text").value == ""
+    assert at.text_input(key="src__prob_text").value == "p0:label"
+    assert any("is not a known class" in e.value for e in at.error)
+    at.text_input(key="src__label_text").set_value("label").run()
+    no_exception(at)
+    assert at.session_state["src__label_column"] == "label"
+    assert at.text_input(key="src__prob_text").value == "p0:p398"  # the label is no longer a probability column
+    assert not at.error
+    assert any(m.value.startswith("**Columns:** 401: `p0`, `p1`") and ", ..., `p398`, `label`, `site`" in m.value
+               for m in at.markdown)
+    assert at.session_state["upload"].d == 399
+    assert any("399 classes, too many for a bar each" in c.value for c in at.caption)
+    at.selectbox(key="src__kind").set_value("logits").run()  # 11 of the columns do not sum to 1: read as scores
+    at.text_input(key="src__prob_text").set_value("p0:p9, p20").run()  # 11 classes
+    no_exception(at)
+    assert not at.error
+    assert at.session_state["src__prob_columns"] == [f"p{k}" for k in range(10)] + ["p20"]
+    assert at.session_state["upload"].d == 11
+    at.text_input(key="src__group_text").set_value("site").run()
+    assert at.session_state["upload"].groups.keys() == {"site"}
+    at.text_input(key="src__prob_text").set_value("p0:p999").run()  # a name the table lacks: said, nothing changed
+    no_exception(at)
+    assert any("no column" in e.value and "p999" in e.value for e in at.error)
+    assert at.session_state["upload"].d == 11 and at.text_input(key="src__prob_text").value == "p0:p9, p20"
