@@ -139,7 +139,7 @@ def wide(before=None, repeats=3, before_repeats=1):
         "chosen so far (quadratic: most of the 213 s and 177 s; now one dictionary of the names), every column was "
         "taken one by one with `iloc` to ask whether it held text (a numeric dtype never does, now known from the "
         "dtypes), and the missing-cell check visited the parser's 100,000 one-column blocks one by one. "
-        "The server's health check while a tab parses such a file was not measured here."
+        "The page in the browser, and the server's health check meanwhile: the next section."
     )
     write_section("A table at the width limit", body,
                   command=".venv/bin/python bench/bench_loading.py wide" + (f" {before}" if before else ""))

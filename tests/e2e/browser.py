@@ -69,10 +69,10 @@ def served(command, port, *, cwd, env, log_path, timeout=60):
 
 
 @contextlib.contextmanager
-def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT, port=None, env=None):
+def streamlit_process(cache_dir, timeout=60, script=None, root=ROOT, port=None, env=None):
     """Start ``script`` (the app, default ``root``/app.py) of the checkout ``root`` on ``port`` (default a
     free localhost port), its session store in ``cache_dir``/state and ``env``'s variables set; yield its
-    URL; stop it."""
+    :class:`Server` (address and process id); stop it."""
     port = free_port() if port is None else port
     script = Path(root) / "app.py" if script is None else script
     env = dict(os.environ, CALIBDASH_CACHE_DIR=str(cache_dir), CALIBDASH_STATE_DIR=str(Path(cache_dir) / "state"),
@@ -82,7 +82,22 @@ def streamlit_server(cache_dir, timeout=60, script=None, root=ROOT, port=None, e
                "--server.fileWatcherType", "none"]
     with served(command, port, cwd=root, env=env, log_path=Path(cache_dir) / f"streamlit_{port}.log",
                 timeout=timeout) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def streamlit_server(cache_dir, **kwargs):
+    """:func:`streamlit_process`, yielding the server's address only."""
+    with streamlit_process(cache_dir, **kwargs) as server:
         yield server.url
+
+
+def resident_mib(pid):
+    """The resident memory of the process ``pid`` in MiB (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"process {pid} reports no VmRSS")
 
 
 def require_chromium():

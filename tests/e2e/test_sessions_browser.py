@@ -1,12 +1,15 @@
-"""Sessions that are one's own (issue 28), in chromium against a real server: a report shows its own
-session's class and file names, and a session pushed out of the server's bounded store says so."""
+"""A team server (issue 28), in chromium against a real server: a report shows its own session's class
+and file names, a session pushed out of the server's bounded store says so, and small files that
+declare gigabytes are refused without the server's memory following them."""
+
+import threading
 
 import numpy as np
 import pandas as pd
 
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .browser import Watched, new_session, streamlit_server, upload_data
+from .browser import Watched, new_session, resident_mib, streamlit_process, streamlit_server, upload_data
 
 
 def named_csv(tmp_path, name, classes, n=1500, seed=28040):
@@ -85,3 +88,68 @@ def test_a_session_pushed_out_of_the_store_says_so_on_reload(browser, tmp_path):
         finally:
             first_ctx.close()
             second_ctx.close()
+
+
+def small_files_declaring_gigabytes(folder):
+    """Issue 28's two uploads: 200 labels of 5 MB in a Parquet file of a few KB, and a 1.5 MB .npz
+    declaring 11,000,000 x 12 float64 (1.06 GB)."""
+    import io
+    import zipfile
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = folder / "labels.parquet"
+    pq.write_table(pa.table({"p": np.linspace(0.01, 0.99, 200), "y": ["a" * 5_000_000] * 200}), parquet,
+                   compression="zstd")
+    n, d = 11_000_000, 12
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (n, d)})
+    npz = folder / "declared.npz"
+    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("probs.npy", "w", force_zip64=True) as f:
+            f.write(header.getvalue())
+            chunk = bytes(2**22)
+            for _ in range(n * d * 8 // len(chunk)):
+                f.write(chunk)
+            f.write(bytes(n * d * 8 % len(chunk)))
+        labels = io.BytesIO()
+        np.save(labels, np.zeros(n, np.int8))
+        z.writestr("labels.npy", labels.getvalue())
+    return {parquet: "CALIBDASH_MAX_TEXT_CHARACTERS", npz: "memory budget"}
+
+
+def test_small_files_declaring_gigabytes_are_refused_with_the_server_under_1_gb(browser, tmp_path):
+    # Issue 28: a 920-byte Parquet file took the server from 884 MB to 7.3 GB, and a 1.5 MB .npz
+    # declaring 1 GB was accepted after 193 s with +4.8 GB. The server's memory is sampled every
+    # 20 ms while each is uploaded and refused (the parse runs in the server's own process).
+    cache = tmp_path / "server"
+    cache.mkdir()
+    with streamlit_process(cache) as server:
+        context, w = new_session(browser, server.url)
+        peak = [resident_mib(server.pid)]
+        done = threading.Event()
+
+        def sample():
+            while not done.wait(0.02):
+                peak.append(resident_mib(server.pid))
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        try:
+            w.goto_page("Data")
+            w.page.locator(".st-key-source").get_by_text("Upload my predictions").click()
+            w.wait_idle()
+            for path, says in small_files_declaring_gigabytes(tmp_path).items():
+                w.page.locator(".st-key-upload_predictions input[type=file]").set_input_files(str(path))
+                w.page.locator('[data-testid="stAlertContentError"]', has_text=says).wait_for(timeout=120_000)
+                w.wait_idle()
+                message = w.page.locator('[data-testid="stAlertContentError"]').first.inner_text()
+                assert len(message) < 2_000  # no 5 MB cell quoted
+            assert "In use: labels.parquet" not in w.page.locator('[data-testid="stMain"]').inner_text()
+            w.check()
+        finally:
+            done.set()
+            sampler.join()
+            context.close()
+    assert max(peak) < 1024, f"the server reached {max(peak):.0f} MiB"
