@@ -8,28 +8,25 @@ import sys
 import pytest
 
 
-@pytest.fixture(scope="session", autouse=True)
-def _demo_cache_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("calibdash_cache")
-    old = os.environ.get("CALIBDASH_CACHE_DIR")
-    os.environ["CALIBDASH_CACHE_DIR"] = str(path)
+def _variable_in_tmp(name, path):
+    # The environment variable ``name`` set to ``path`` for the session, then as it was.
+    old = os.environ.get(name)
+    os.environ[name] = str(path)
     yield path
     if old is None:
-        os.environ.pop("CALIBDASH_CACHE_DIR", None)
+        os.environ.pop(name, None)
     else:
-        os.environ["CALIBDASH_CACHE_DIR"] = old
+        os.environ[name] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _demo_cache_dir(tmp_path_factory):
+    yield from _variable_in_tmp("CALIBDASH_CACHE_DIR", tmp_path_factory.mktemp("calibdash_cache"))
 
 
 @pytest.fixture(scope="session", autouse=True)
 def _session_store_dir(tmp_path_factory):
-    path = tmp_path_factory.mktemp("calibdash_state")
-    old = os.environ.get("CALIBDASH_STATE_DIR")
-    os.environ["CALIBDASH_STATE_DIR"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("CALIBDASH_STATE_DIR", None)
-    else:
-        os.environ["CALIBDASH_STATE_DIR"] = old
+    yield from _variable_in_tmp("CALIBDASH_STATE_DIR", tmp_path_factory.mktemp("calibdash_state"))
 
 
 @pytest.fixture(autouse=True)

@@ -53,3 +53,36 @@ def hostile_csv(n=1000, seed=3, sharpen=1.0, absent=True):
     df = pd.DataFrame(P, columns=list(CLASSES))
     df["label"] = [CLASSES[k] for k in y]
     return df.to_csv(index=False).encode()
+
+
+# -- small files that declare gigabytes (issue 28) ---------------------------------------
+def long_texts_parquet(path, *, dictionary=True):
+    """A Parquet file of a few KB (2.6 KB dictionary-encoded, 36 KB plain) holding 200 labels of
+    5 MB each: 1 GB of text once decoded."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa.table({"p": np.linspace(0.01, 0.99, 200), "y": ["a" * 5_000_000] * 200}), path,
+                   compression="zstd", use_dictionary=dictionary)
+    return path
+
+
+def declared_npz(path, n=11_000_000, d=12):
+    """A .npz of about 1.5 MB whose probabilities declare shape (n, d) of float64 (1.06 GB by
+    default): zeros, written as a stream of compressed chunks; int8 labels beside them."""
+    import io
+    import zipfile
+
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (n, d)})
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        with z.open("probs.npy", "w", force_zip64=True) as f:
+            f.write(header.getvalue())
+            chunk = bytes(2**22)
+            for _ in range(n * d * 8 // len(chunk)):
+                f.write(chunk)
+            f.write(bytes(n * d * 8 % len(chunk)))
+        labels = io.BytesIO()
+        np.save(labels, np.zeros(n, np.int8))
+        z.writestr("labels.npy", labels.getvalue())
+    return path

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import io
 import json
 import os
 import re
@@ -33,6 +32,7 @@ import pytest
 
 import calibdash as cd
 from calibdash.lab.simulation import dirichlet_simulation
+from tests.hostile import declared_npz, long_texts_parquet
 
 ROOT = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
@@ -355,12 +355,7 @@ def test_a_small_parquet_file_of_5_mb_texts_is_refused_within_1_gb(tmp_path, dic
     # Issue 28: 200 labels of 5 MB compress to a file of a few KB (2.6 KB dictionary-encoded,
     # 36 KB plain) that pyarrow and pandas expanded to 2 GB before the labels were looked at;
     # the error then quoted the 5 MB cell. Refused from the file's metadata or dictionary now.
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    path = tmp_path / "labels.parquet"
-    pq.write_table(pa.table({"p": np.linspace(0.01, 0.99, 200), "y": ["a" * 5_000_000] * 200}), path,
-                   compression="zstd", use_dictionary=dictionary)
+    path = long_texts_parquet(tmp_path / "labels.parquet", dictionary=dictionary)
     assert path.stat().st_size < 40_000
     result = run(tmp_path, "evaluate", path, "--prob-columns", "p", "--label-column", "y", *FAST,
                  "--out", tmp_path / "out")
@@ -375,22 +370,7 @@ def test_a_small_parquet_file_of_5_mb_texts_is_refused_within_1_gb(tmp_path, dic
 def test_a_small_npz_declaring_1_gb_is_refused_within_1_gb(tmp_path):
     # Issue 28: a 1.5 MB .npz declaring 1 GB of probabilities was accepted after minutes with
     # +4.8 GB: each array was checked alone, as one float64 copy. The loader holds about four.
-    import zipfile
-
-    n, d = 11_000_000, 12  # 1.06 GB of float64 zeros, written as a stream of compressed chunks
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (n, d)})
-    path = tmp_path / "declared.npz"
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-        with z.open("probs.npy", "w", force_zip64=True) as f:
-            f.write(header.getvalue())
-            chunk = bytes(2**22)
-            for _ in range(n * d * 8 // len(chunk)):
-                f.write(chunk)
-            f.write(bytes(n * d * 8 % len(chunk)))
-        labels = io.BytesIO()
-        np.save(labels, np.zeros(n, np.int8))
-        z.writestr("labels.npy", labels.getvalue())
+    path = declared_npz(tmp_path / "declared.npz")  # 11,000,000 x 12 float64: 1.06 GB
     assert path.stat().st_size < 2 * 10**6
     result = run(tmp_path, "evaluate", path, *FAST, "--out", tmp_path / "out")
     assert result.status == 2 and "Traceback" not in result.stderr, result.stderr

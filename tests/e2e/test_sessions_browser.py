@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from calibdash.lab.simulation import dirichlet_simulation
+from tests.hostile import declared_npz, long_texts_parquet
 
 from .browser import Watched, new_session, resident_mib, streamlit_process, streamlit_server, upload_data
 
@@ -91,32 +92,10 @@ def test_a_session_pushed_out_of_the_store_says_so_on_reload(browser, tmp_path):
 
 
 def small_files_declaring_gigabytes(folder):
-    """Issue 28's two uploads: 200 labels of 5 MB in a Parquet file of a few KB, and a 1.5 MB .npz
-    declaring 11,000,000 x 12 float64 (1.06 GB)."""
-    import io
-    import zipfile
-
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
-    parquet = folder / "labels.parquet"
-    pq.write_table(pa.table({"p": np.linspace(0.01, 0.99, 200), "y": ["a" * 5_000_000] * 200}), parquet,
-                   compression="zstd")
-    n, d = 11_000_000, 12
-    header = io.BytesIO()
-    np.lib.format.write_array_header_1_0(header, {"descr": "<f8", "fortran_order": False, "shape": (n, d)})
-    npz = folder / "declared.npz"
-    with zipfile.ZipFile(npz, "w", zipfile.ZIP_DEFLATED) as z:
-        with z.open("probs.npy", "w", force_zip64=True) as f:
-            f.write(header.getvalue())
-            chunk = bytes(2**22)
-            for _ in range(n * d * 8 // len(chunk)):
-                f.write(chunk)
-            f.write(bytes(n * d * 8 % len(chunk)))
-        labels = io.BytesIO()
-        np.save(labels, np.zeros(n, np.int8))
-        z.writestr("labels.npy", labels.getvalue())
-    return {parquet: "CALIBDASH_MAX_TEXT_CHARACTERS", npz: "memory budget"}
+    """Issue 28's two uploads, each with what its refusal says: 200 labels of 5 MB in a Parquet file
+    of a few KB, and a 1.5 MB .npz declaring 11,000,000 x 12 float64 (1.06 GB)."""
+    return {long_texts_parquet(folder / "labels.parquet"): "CALIBDASH_MAX_TEXT_CHARACTERS",
+            declared_npz(folder / "declared.npz"): "memory budget"}
 
 
 def test_small_files_declaring_gigabytes_are_refused_with_the_server_under_1_gb(browser, tmp_path):
