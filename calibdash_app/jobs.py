@@ -21,7 +21,8 @@ job is a call ``fn(**kwargs)`` run by one of ``max_jobs`` long-lived worker proc
   driver thread, and its result (or error) comes back by pickle from our own worker;
 * cancelling a running job ends it at once and kills its worker's whole process group
   (joblib's workers included); a fresh worker replaces it;
-* the last ``max_finished`` finished jobs are kept, the oldest forgotten first.
+* the last ``max_finished`` finished jobs are kept, and at most ``max_finished_bytes`` of their
+  results (by their pickles' lengths, as they came from the worker), the oldest forgotten first.
 
 Workers come from the "forkserver" start method: never a fork of the threaded server, and
 each starts from a process that has already imported the package (a few milliseconds,
@@ -71,6 +72,8 @@ PROGRESS_INTERVAL = 0.1
 WARM_SECONDS = 3600
 # A worker whose resident memory exceeds this after a job is replaced by a fresh one.
 RECYCLE_BYTES = 2 * 1024**3
+# What the finished jobs kept for the sessions (and for others asking for the same key) may hold.
+FINISHED_BYTES = 512 * 1024**2
 # Workers kept warm while idle (each with its joblib processes: about 0.25 GB a process); the
 # others start when jobs wait for them and exit after IDLE_SECONDS without a job, so that a
 # server with many cores does not hold dozens of idle processes.
@@ -162,6 +165,8 @@ class Job:
         ``(done, total, message)``, the last the job reported.
     result : object
         ``fn``'s return value once ``state == "done"``.
+    nbytes : int
+        The length of the outcome's pickle as it came from the worker (0 before).
     error : Exception or None
         Once failed: the :class:`~calibdash.errors.CalibdashError` the job raised (a message
         for the user), or ``None`` when it failed by a bug (see ``bug``).
@@ -177,6 +182,7 @@ class Job:
         self.state = QUEUED
         self.progress = (0, 0, "Waiting for a free worker...")
         self.result = self.error = self.bug = None
+        self.nbytes = 0
         self.submitted, self.started, self.ended = time.monotonic(), None, None
         self.owners = set()
         # Every owner that ever asked for this key (through earlier jobs of the key too): their
@@ -366,6 +372,10 @@ class JobPool:
         Jobs waiting at most; :meth:`submit` raises :class:`BusyError` beyond.
     max_finished : int, default=32
         Finished jobs kept (with their results), the least recently used forgotten first.
+    max_finished_bytes : int, default=512 MiB
+        What the finished jobs' results may hold (their pickles' lengths): beyond, the least
+        recently used are forgotten too, never the newest (its sessions have yet to file it). A
+        default evaluation of 3,000 rows x 4 classes returns 10.7 MB (fitted models included).
     recycle_bytes : int, default=2 GiB
         A worker whose resident memory exceeds this after a job is replaced by a fresh one
         (memory a large job leaves fragmented is then given back).
@@ -383,11 +393,13 @@ class JobPool:
         :class:`JobTimeout`; None for no limit.
     """
 
-    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32, recycle_bytes=RECYCLE_BYTES,
-                 warm_workers=None, idle_seconds=IDLE_SECONDS, max_per_owner=JOBS_PER_SESSION, max_seconds=JOB_SECONDS):
+    def __init__(self, *, max_jobs=1, cores_per_job=1, max_queued=64, max_finished=32,
+                 max_finished_bytes=FINISHED_BYTES, recycle_bytes=RECYCLE_BYTES, warm_workers=None,
+                 idle_seconds=IDLE_SECONDS, max_per_owner=JOBS_PER_SESSION, max_seconds=JOB_SECONDS):
         warm_workers = min(max_jobs, WARM_WORKERS) if warm_workers is None else warm_workers
         for name, value in (("max_jobs", max_jobs), ("cores_per_job", cores_per_job), ("max_queued", max_queued),
-                            ("max_finished", max_finished), ("recycle_bytes", recycle_bytes)):
+                            ("max_finished", max_finished), ("max_finished_bytes", max_finished_bytes),
+                            ("recycle_bytes", recycle_bytes)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"{name} must be a whole number of at least 1, got {value!r}.")
         if isinstance(warm_workers, bool) or not isinstance(warm_workers, int) or not 0 <= warm_workers <= max_jobs:
@@ -402,6 +414,7 @@ class JobPool:
         self._served = {}  # owner -> time.monotonic() its last job started: the round-robin's order
         self.max_jobs, self.cores_per_job = max_jobs, cores_per_job
         self.max_queued, self.max_finished, self.recycle_bytes = max_queued, max_finished, recycle_bytes
+        self.max_finished_bytes = max_finished_bytes
         self.warm_workers, self.idle_seconds = warm_workers, idle_seconds
         self._lock = threading.RLock()
         self._queue = deque()
@@ -616,8 +629,9 @@ class JobPool:
         job.fn = job.kwargs = job._worker = None  # the data can go
         self._running.pop(job.key, None)
         self._finished[job.key] = job
-        while len(self._finished) > self.max_finished:
-            self._finished.popitem(last=False)
+        held = sum(j.nbytes for j in self._finished.values())
+        while len(self._finished) > self.max_finished or (held > self.max_finished_bytes and len(self._finished) > 1):
+            held -= self._finished.popitem(last=False)[1].nbytes
         job._done.set()
 
     # -- a worker's driver thread: sends it jobs, reads their progress and outcome ----------------
@@ -678,10 +692,12 @@ class JobPool:
                         return ("timeout", None), 0
                     if not worker.events.poll(min(left, 1.0)):
                         continue
-                kind, body = worker.events.recv()
+                data = worker.events.recv_bytes()  # as recv() does, but its length is what the result holds
+                kind, body = ForkingPickler.loads(data)
                 if kind == "progress":
                     job.progress = body
                 else:
+                    job.nbytes = len(data)
                     return (kind, body[0]), body[1]
         except (EOFError, OSError):
             return None, 0  # the worker is gone: killed, or it died

@@ -344,6 +344,32 @@ def test_finished_jobs_are_forgotten_oldest_first():
         pool.shutdown()
 
 
+def zeros(n):
+    import numpy as np
+
+    return np.zeros(n)
+
+
+@pytest.mark.slow
+def test_finished_jobs_are_bounded_in_bytes_never_the_newest():
+    # Issue 28: the pool kept 32 finished jobs whatever their results held (10.7 MB for a default
+    # evaluation of 3,000 x 4 with its fitted models: 340 MB held by counts alone).
+    pool = JobPool(max_finished=32, max_finished_bytes=2_500_000)
+    try:
+        for key in ("a", "b", "c"):  # 800 kB each
+            assert pool.submit(key, zeros, {"n": 100_000}, owner="s").wait(WAIT)
+        assert 800_000 < pool.job("c", owner="s").nbytes < 801_000
+        assert pool.counts()["finished"] == 3
+        pool.job("a", owner="s")  # used: "b" is now the least recently used
+        assert pool.submit("d", zeros, {"n": 100_000}, owner="s").wait(WAIT)
+        assert pool.job("b", owner="s") is None and pool.job("a", owner="s") is not None
+        big = pool.submit("big", zeros, {"n": 1_000_000}, owner="s")  # 8 MB: alone above the bound, kept
+        assert big.wait(WAIT) and pool.job("big", owner="s").result.shape == (1_000_000,)
+        assert pool.counts()["finished"] == 1
+    finally:
+        pool.shutdown()
+
+
 @pytest.mark.slow
 def test_one_session_cannot_hold_more_than_its_share_and_sessions_take_turns():
     # Issue 28: one tab queued six evaluations (65 driving the pool directly) while another
