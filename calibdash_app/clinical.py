@@ -22,7 +22,7 @@ from calibdash.display.meta import pooled_forest_figure
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash.reporting.validation import metrics_csv
-from calibdash_app.data import current_dataset
+from calibdash_app.data import current_dataset, type_columns
 from calibdash_app.downloads import download_name
 from calibdash_app.help import HELP_VALIDATE
 from calibdash_app.runs import job_result
@@ -124,6 +124,12 @@ def group_widget(container, key, pred):
 def choose_group(key):
     """on_change of a grouping-column selectbox: into the plain key."""
     st.session_state["data_group"] = st.session_state[key]
+
+
+def type_groups(info):
+    """on_change of the Data page's typed Grouping columns (a wide table): as the list's, then groups_kept."""
+    type_columns(info, "src__group_columns")
+    groups_kept()
 
 
 def groups_kept():

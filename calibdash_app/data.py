@@ -231,10 +231,6 @@ def type_columns(info, key):
     ss[key] = (chosen[0] if chosen else None) if key == "src__label_column" else chosen
     if key == "src__label_column" and chosen:  # the label column is no longer a probability column
         ss["src__prob_columns"] = [c for c in ss.get("src__prob_columns") or () if c != chosen[0]]
-    if key == "src__group_columns":
-        from calibdash_app.clinical import groups_kept
-
-        groups_kept()
 
 
 def typed_texts(info):

@@ -70,8 +70,8 @@ else:
         if data.wants_class_names(info):
             m3.text_input("Class names", key="src__class_names", help=HELP_SOURCE["class_names"])
         if info.table and wide:
-            m4.text_input("Grouping columns", key="src__group_text", on_change=data.type_columns,
-                          args=(info, "src__group_columns"), help=HELP_SOURCE["group_columns"])
+            m4.text_input("Grouping columns", key="src__group_text", on_change=clinical.type_groups,
+                          args=(info,), help=HELP_SOURCE["group_columns"])
         elif info.table:
             m4.multiselect("Grouping columns", data.group_choices(info), key="src__group_columns",
                            help=HELP_SOURCE["group_columns"], on_change=clinical.groups_kept)
