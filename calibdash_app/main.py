@@ -8,7 +8,7 @@ import streamlit as st
 
 from calibdash_app.app_pages import page_path
 from calibdash_app.runs import collect_jobs, ensure_demo_result, job_panel
-from calibdash_app.session import init_state, remember_session
+from calibdash_app.session import init_state, keep_session
 from calibdash_app.widgets import sidebar
 
 
@@ -43,7 +43,7 @@ def run():
     sidebar()
     # What this run changed (a job submitted or filed, a setting) is kept now, not at the next run's
     # start: the polling of a job reruns only its fragment, and a restart may come before a full run.
-    remember_session()
+    keep_session()
 
 
 if __name__ == "__main__":  # as Streamlit runs it; importing it runs nothing

@@ -129,10 +129,16 @@ def remember_session():
     Streamlit drops the address's query parameters on a page change; setting the token again
     on every run keeps it there, so that a reload brings it back.
     """
+    keep_session()
+    ss = st.session_state
+    if st.query_params.get(TOKEN_PARAM) != ss["token"]:
+        st.query_params[TOKEN_PARAM] = ss["token"]
+
+
+def keep_session():
+    """Keep the session's state on the server under its token (the end of a run: without touching the address)."""
     ss = st.session_state
     entry = {key: ss[key] for key in SHARED_STATE}
     entry.update({key: ss[key] for key in COPIED_STATE if key in ss})
     entry.update({key: ss[key] for key in list(ss.keys()) if isinstance(key, str) and key.startswith(KEPT_WIDGETS)})
     session_store().put(ss["token"], entry)
-    if st.query_params.get(TOKEN_PARAM) != ss["token"]:
-        st.query_params[TOKEN_PARAM] = ss["token"]
