@@ -57,7 +57,7 @@ from calibdash.errors import CalibdashError, ConfigError
 
 __all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "TooLongError", "JobTimeout", "Job", "JobPool",
            "duration_text",
-           "pool_settings", "fairness_settings",
+           "pool_settings", "fairness_settings", "memory_settings",
            "whole_number_setting"]
 
 LOG = logging.getLogger(__name__)
@@ -72,8 +72,10 @@ PROGRESS_INTERVAL = 0.1
 WARM_SECONDS = 3600
 # A worker whose resident memory exceeds this after a job is replaced by a fresh one.
 RECYCLE_BYTES = 2 * 1024**3
-# What the finished jobs kept for the sessions (and for others asking for the same key) may hold.
-FINISHED_BYTES = 512 * 1024**2
+# What the finished jobs kept for the sessions (and for others asking for the same key) may hold,
+# in MiB (CALIBDASH_FINISHED_MIB).
+FINISHED_MIB = 512
+FINISHED_BYTES = FINISHED_MIB * 1024**2
 # Workers kept warm while idle (each with its joblib processes: about 0.25 GB a process); the
 # others start when jobs wait for them and exit after IDLE_SECONDS without a job, so that a
 # server with many cores does not hold dozens of idle processes.
@@ -148,6 +150,14 @@ def fairness_settings(environ=None):
     environ = os.environ if environ is None else environ
     return {"max_per_owner": whole_number_setting(environ, "CALIBDASH_JOBS_PER_SESSION", JOBS_PER_SESSION),
             "max_seconds": whole_number_setting(environ, "CALIBDASH_JOB_SECONDS", JOB_SECONDS)}
+
+
+def memory_settings(environ=None):
+    """``{"max_finished_bytes": b}`` from ``CALIBDASH_FINISHED_MIB`` (default :data:`FINISHED_MIB`): what the
+    finished jobs' results kept by the pool may hold, besides what the sessions hold; a
+    :class:`~calibdash.errors.ConfigError` on a value that is not a positive whole number."""
+    environ = os.environ if environ is None else environ
+    return {"max_finished_bytes": whole_number_setting(environ, "CALIBDASH_FINISHED_MIB", FINISHED_MIB) * 1024**2}
 
 
 class Job:
@@ -435,9 +445,10 @@ class JobPool:
 
     @classmethod
     def from_environment(cls, environ=None, **kwargs):
-        """A pool configured by :func:`pool_settings` and :func:`fairness_settings`."""
+        """A pool configured by :func:`pool_settings`, :func:`fairness_settings` and :func:`memory_settings`."""
         max_jobs, cores = pool_settings(environ)
-        return cls(max_jobs=max_jobs, cores_per_job=cores, **{**fairness_settings(environ), **kwargs})
+        settings = {**fairness_settings(environ), **memory_settings(environ)}
+        return cls(max_jobs=max_jobs, cores_per_job=cores, **{**settings, **kwargs})
 
     def submit(self, key, fn, kwargs=None, *, owner, label="", again=False, estimate=None):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.

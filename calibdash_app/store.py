@@ -214,8 +214,9 @@ class DiskStore:
         return self._db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0]
 
     def write(self, token, blobs, gone, *, changed):
-        """Keep ``blobs`` ({item: (blob, bytes)}) of ``token`` and delete its items ``gone``; then
-        delete the least recently used other sessions while the store holds more than ``max_bytes``."""
+        """Keep ``blobs`` (``(item, blob, bytes)`` tuples, an iterable read once) of ``token`` and delete
+        its items ``gone``; then delete the least recently used other sessions while the store holds
+        more than ``max_bytes``."""
         now = self._clock()
         if not changed and now - self._touched.get(token, -float("inf")) < TOUCH_SECONDS:
             return
@@ -224,10 +225,11 @@ class DiskStore:
             self._db.execute("INSERT OR REPLACE INTO sessions VALUES (?, ?)", (token, now))
             for item in gone:
                 self._db.execute("DELETE FROM items WHERE token = ? AND item = ?", (token, item))
-            for item, (blob, size) in blobs.items():
+            for item, blob, size in blobs:
                 self._db.execute("DELETE FROM items WHERE token = ? AND item = ?", (token, item))
                 self._db.execute("INSERT INTO items (token, item, bytes, blob) VALUES (?, ?, ?, ?)",
                                  (token, item, size, blob))
+                del blob  # before the next is made (SQLite has its copy)
         self._touched[token] = now
         if changed:
             self._bound(keep=token)
@@ -379,26 +381,33 @@ class SessionStore:
             items = _items(entry)
             new = {item: t for item, t in items.items() if item not in written or written[item][0] is not t[3]}
             gone = [item for item in written if item not in items]
-            blobs = {}
-            for item, row in new.items():
-                name, value = row[0], row[3]
-                try:
-                    blob, size = self._seal(item, row)
-                except Exception:  # noqa: BLE001 - a value that cannot be pickled is kept in memory only
-                    LOG.warning("calibdash: the session value %r is kept in memory only", name, exc_info=True)
-                    blob, size = None, 0
-                written[item] = (value, size)
-                if blob is not None:
-                    blobs[item] = (blob, size)
             for item in gone:
                 del written[item]
+            sealed = self._sealed(new, written)
             self._kept[token] = _Kept(entry, self._clock(), written)
             if self.disk is not None:
                 try:
-                    self.disk.write(token, blobs, gone, changed=bool(new or gone))
+                    self.disk.write(token, sealed, gone, changed=bool(new or gone))
                 except sqlite3.Error:
                     self._lost_disk()
+            for _ in sealed:  # what the database did not take (none, or it failed): sized all the same
+                pass
             self._expire(keep=token)
+
+    def _sealed(self, new, written):
+        # (item, blob, bytes) of the values ``new``, one pickled at a time and recorded in ``written``:
+        # the database writes each before the next is made, so that a session written whole (its entry
+        # had left the memory layer) never holds a second copy of all its results at once.
+        for item, row in new.items():
+            try:
+                blob, size = self._seal(item, row)
+            except Exception:  # noqa: BLE001 - a value that cannot be pickled is kept in memory only
+                LOG.warning("calibdash: the session value %r is kept in memory only", row[0], exc_info=True)
+                blob, size = None, 0
+            written[item] = (row[3], size)
+            if blob is not None:
+                yield item, blob, size
+            del blob
 
     def nbytes(self, token=None):
         """What the entries kept in memory hold (of ``token`` alone if given), by their pickles' lengths."""

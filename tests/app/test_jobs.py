@@ -19,6 +19,7 @@ from calibdash_app.jobs import (
     TooLongError,
     duration_text,
     fairness_settings,
+    memory_settings,
     pool_settings,
 )
 
@@ -431,6 +432,16 @@ def test_settings_come_from_the_environment():
         "max_per_owner": 2, "max_seconds": 60}
     with pytest.raises(ConfigError, match="CALIBDASH_JOB_SECONDS"):
         fairness_settings({"CALIBDASH_JOB_SECONDS": "1.5"})
+    assert memory_settings({}) == {"max_finished_bytes": 512 * 1024**2}
+    assert memory_settings({"CALIBDASH_FINISHED_MIB": "64"}) == {"max_finished_bytes": 64 * 1024**2}
+    with pytest.raises(ConfigError, match="CALIBDASH_FINISHED_MIB must be a whole number"):
+        memory_settings({"CALIBDASH_FINISHED_MIB": "0.5"})
+    pool = JobPool.from_environment({"CALIBDASH_FINISHED_MIB": "3", "CALIBDASH_JOBS_PER_SESSION": "2",
+                                     "CALIBDASH_MAX_JOBS": "1"}, warm_workers=0)
+    try:
+        assert (pool.max_finished_bytes, pool.max_per_owner, pool.max_jobs) == (3 * 1024**2, 2, 1)
+    finally:
+        pool.shutdown()
     assert pool_settings({"CALIBDASH_MAX_JOBS": "3", "CALIBDASH_JOB_CORES": "2"}) == (3, 2)
     max_jobs, cores = pool_settings({})
     assert max_jobs >= 1 and cores >= 1

@@ -116,6 +116,28 @@ def test_only_new_values_are_written(tmp_path):
     same(SessionStore(disk=DiskStore(tmp_path)).move("tok", "t2"), kept)
 
 
+def test_a_session_written_whole_is_pickled_one_value_at_a_time(tmp_path):
+    # A live session whose entry left the memory layer is written whole at its next run: its values
+    # go to the database one at a time, so the store never holds all their pickles at once. Python's
+    # allocations are traced (SQLite's own are not): one 8 MB value at a time peaks near twice its
+    # size (its pickle and the signed blob), all four at once would need five times.
+    import tracemalloc
+
+    size = 8 * MiB
+    kept = {"results": {k: np.full(size // 8, float(k)) for k in range(4)}}
+    store = SessionStore(disk=DiskStore(tmp_path), memory_bytes=1)
+    store.put("other", {"x": 1})
+    tracemalloc.start()
+    try:
+        store.put("tok", kept)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 2.5 * size, peak / size
+    assert store.nbytes("tok") > 4 * size  # every value counted
+    same(SessionStore(disk=DiskStore(tmp_path)).move("tok", "t2"), kept)
+
+
 def test_a_value_whose_signature_does_not_match_is_never_unpickled(tmp_path):
     store = SessionStore(disk=DiskStore(tmp_path))
     store.put("tok", {"data_source": "demo", "cfg__seed": 3})
