@@ -84,10 +84,12 @@ def test_a_cancel_on_learn_never_starts_a_copy(browser, server):
     estimating = pg.locator('[class*="st-key-job__"]', has_text="Simulating and estimating")
     try:
         w.goto_page("Learn")
+        w.wait_jobs()  # the page's default runs (new ones when the server forgot them): their panels gone
         seed = pg.locator(".st-key-view__lab_seed input")
         seed.fill("28029")  # a seed no other test uses: a new job, not a finished one of the server
         seed.press("Enter")
-        w.wait_idle()
+        # Not wait_idle: while a job's progress polls every second on a loaded machine, the script is
+        # seldom seen idle, and waiting for it outlasted the job (its result was shown, its Cancel gone).
         cancel = estimating.locator("button", has_text="Cancel").first
         cancel.wait_for(timeout=60_000)
         cancel.click()
