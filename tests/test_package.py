@@ -277,7 +277,7 @@ def test_the_tests_mirror_the_package():
     # at the top: the top-level modules' tests (cli, serve) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_serve.py", "test_package.py",
                      "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py",
-                     "test_deprecation.py"}, loose
+                     "test_deprecation.py", "test_readme.py"}, loose
 
 
 @pytest.fixture(scope="module")
