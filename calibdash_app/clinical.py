@@ -26,7 +26,7 @@ from calibdash_app.data import current_dataset, type_columns
 from calibdash_app.downloads import download_name
 from calibdash_app.help import HELP_VALIDATE
 from calibdash_app.runs import job_result
-from calibdash_app.session import job_pool
+from calibdash_app.session import job_pool, kept
 from calibdash_app.widgets import number_table
 
 DEFAULT_RESAMPLES = 1000
@@ -136,16 +136,16 @@ def groups_kept():
     """on_change of the Data page's Grouping columns: a grouping column no longer kept (or "none",
     when columns are added) gives way to the first one kept."""
     ss = st.session_state
-    kept = list(ss.get("src__group_columns") or ())
+    columns = list(ss.get("src__group_columns") or ())
     chosen = ss.get("data_group")
-    if (chosen is NO_GROUPS and kept) or (isinstance(chosen, str) and chosen not in kept):
+    if (chosen is NO_GROUPS and columns) or (isinstance(chosen, str) and chosen not in columns):
         ss["data_group"] = None
 
 
 def role_widget(container):
     """Whether the grouping column is subgroups of patients or centres (the radio of :data:`ROLE_KEY`)."""
     st.session_state.setdefault(ROLE_KEY, "subgroups")
-    return container.radio("The groups are", list(ROLES), key=ROLE_KEY, format_func=ROLES.get, horizontal=True,
+    return container.radio("The groups are", list(ROLES), **kept(ROLE_KEY), format_func=ROLES.get, horizontal=True,
                            help=HELP_VALIDATE["role"])
 
 
@@ -164,7 +164,7 @@ def class_widget(container, pred):
     names = [str(c) for c in pred.class_names]
     if ss.get(CLASS_KEY) not in names:
         ss[CLASS_KEY] = names[1] if pred.d == 2 else None
-    return container.selectbox("Class validated", names, key=CLASS_KEY, help=HELP_VALIDATE["class"],
+    return container.selectbox("Class validated", names, **kept(CLASS_KEY), help=HELP_VALIDATE["class"],
                                placeholder="choose a class" if pred.d > 2 else None)
 
 
@@ -183,12 +183,12 @@ def settings_widgets(columns):
     ss.setdefault(CAL_ERROR_KEY, False)
     ss.setdefault(THRESHOLDS_KEY, DEFAULT_THRESHOLDS)
     c1, c2, c3, c4 = columns
-    c1.number_input("Bootstrap resamples", min_value=0, max_value=MAX_APP_RESAMPLES, step=100, key=RESAMPLES_KEY,
+    c1.number_input("Bootstrap resamples", min_value=0, max_value=MAX_APP_RESAMPLES, step=100, **kept(RESAMPLES_KEY),
                     help=HELP_VALIDATE["resamples"])
-    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key=SEED_KEY, help=HELP_VALIDATE["seed"])
+    c2.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **kept(SEED_KEY), help=HELP_VALIDATE["seed"])
     c3.slider("Threshold range", min_value=THRESHOLD_LIMITS[0], max_value=THRESHOLD_LIMITS[1], step=0.01,
-              key=THRESHOLDS_KEY, help=HELP_VALIDATE["thresholds"])
-    c4.toggle("Calibration error per group", key=CAL_ERROR_KEY, help=HELP_VALIDATE["cal_error"])
+              **kept(THRESHOLDS_KEY), help=HELP_VALIDATE["thresholds"])
+    c4.toggle("Calibration error per group", **kept(CAL_ERROR_KEY), help=HELP_VALIDATE["cal_error"])
     return {"n_resamples": int(ss[RESAMPLES_KEY]), "random_state": int(ss[SEED_KEY]),
             "thresholds": thresholds_setting(), "calibration_error": bool(ss[CAL_ERROR_KEY])}
 
@@ -233,7 +233,7 @@ def run_validation(label, pred, cls, settings):
     title = display.markdown("Validating ", display.user(label), f" ({settings['n_resamples']:,} resamples",
                              *[piece for words, column in by if column for piece in (words, display.user(column))], ")")
     estimate = validation_estimate(pred.n, settings["n_resamples"], job_pool().max_seconds)
-    return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results",
+    return job_result(key, cd.validate_risk_model, kwargs, title=title, store="val_results", page="Validate",
                       what="The validation", fixes=FIXES, estimate=estimate)
 
 
@@ -359,14 +359,14 @@ def plan_settings(columns_inputs, columns_widths):
     for (name, (label, default, low, high, step, fmt, help_)), box in zip(PLAN_INPUTS.items(), columns_inputs):
         key = f"view__plan_{name}"
         ss.setdefault(key, default)
-        kwargs[name] = float(box.number_input(label, min_value=low, max_value=high, step=step, format=fmt, key=key,
+        kwargs[name] = float(box.number_input(label, min_value=low, max_value=high, step=step, format=fmt, **kept(key),
                                               help=help_))
     targets = {}
     for (name, (label, what)), box in zip(PLAN_WIDTHS.items(), columns_widths):
         key = "view__plan_width_" + name.replace(" ", "_").replace(":", "")
         ss.setdefault(key, DEFAULT_TARGETS[name])
         targets[name] = float(box.number_input(
-            label, min_value=0.01, max_value=1.0, step=0.01, format="%.2f", key=key,
+            label, min_value=0.01, max_value=1.0, step=0.01, format="%.2f", **kept(key),
             help=f"Width of the 95% interval of {what} (Riley et al. 2021 suggest {DEFAULT_TARGETS[name]:g})."))
     kwargs["targets"] = targets
     return kwargs

@@ -350,6 +350,14 @@ def class_balance(pred):
 
 
 # -- the Compare page's uploads ------------------------------------------------------
+def forget_compare_uploads():
+    """on_change of the Compare page's uploaders: the user changed the files, so the models loaded
+    from the earlier ones go (the new ones are loaded by :func:`load_compare_uploads`). A page change
+    or a reload empties the uploaders without this call, and the loaded models stay in use."""
+    for key in ("cmp_uploads", "cmp_upload_sig", "cmp_upload_errors"):
+        st.session_state.pop(key, None)
+
+
 def load_compare_uploads(pred_files, labels_file):
     """Load several prediction files (and an optional shared labels file) into the session.
 

@@ -7,7 +7,7 @@ checkout's ``app.py``, which ``streamlit run app.py`` and hosting services run, 
 import streamlit as st
 
 from calibdash_app.app_pages import page_path
-from calibdash_app.runs import collect_jobs, ensure_demo_result, job_panel
+from calibdash_app.runs import begin_page, collect_jobs, ensure_demo_result, job_panel
 from calibdash_app.session import init_state, keep_session
 from calibdash_app.widgets import sidebar
 
@@ -37,6 +37,7 @@ def run():
     # A first visitor lands on the analysis of the demo data (a job; cached afterwards).
     ensure_demo_result()
     top = st.container()
+    begin_page()
     page.run()
     # After the page, so that they reflect a run started on this very rerun.
     job_panel(top, page.url_path)

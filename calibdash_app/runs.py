@@ -221,7 +221,12 @@ def pending_evaluation(sha):
 CANCELLED_MESSAGE = "Cancelled. Change a setting, or press **Run again**, to start it again."
 
 
-def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run", fixes=None, estimate=None):
+def begin_page():
+    """Before the page runs: no job's progress drawn yet in this run (see :func:`job_panel`)."""
+    st.session_state["panels_drawn"] = set()
+
+
+def job_result(key, fn, kwargs, *, title, store, page, result_key=None, what="The run", fixes=None, estimate=None):
     """The result of the job ``key`` computing ``fn(**kwargs)``, submitted if new; None while it runs
     (its progress and Cancel button shown here) and when it failed or was cancelled (its message
     shown here, with a "Run again" button when running it again can help). The result is kept
@@ -231,7 +236,8 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
     For pages that run their job on every rerun, without a button of their own: once cancelled
     (or failed), the job is not submitted again until "Run again" is pressed or a setting
     changes (another key); a rerun right after a Cancel click would otherwise start it again
-    at once. A failure's message begins with ``what`` ("The run failed: ...") and ends with
+    at once. ``page``: the title of the page that shows the result, said where the job's progress
+    shows on the other pages (:func:`job_panel`). A failure's message begins with ``what`` ("The run failed: ...") and ends with
     what to do in the app, ``fixes[option]`` (markdown), when the error names a loader option
     (``InputError.option``). ``estimate``: how long the job would take (see
     :meth:`calibdash_app.jobs.JobPool.submit`), so that a run beyond the server's limit is refused
@@ -245,7 +251,7 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
     error = ss["job_errors"].get(key) or (CANCELLED_MESSAGE if key in ss["cancelled"] else None)
     if error is None and key not in ss["jobs"]:
         record = {"kind": key[0], "slot": (key[0],), "title": title, "store": store, "result_key": result_key,
-                  "what": what, "fixes": dict(fixes or {})}
+                  "what": what, "fixes": dict(fixes or {}), "page": page}
         again = key in ss.setdefault("run_again", set())
         ss["run_again"].discard(key)
         error = submit_job(key, fn, kwargs, record, again=again, estimate=estimate)
@@ -253,6 +259,7 @@ def job_result(key, fn, kwargs, *, title, store, result_key=None, what="The run"
         st.error(error, icon=":material/error:")
         run_again_button(key, what=what)
         return None
+    st.session_state.setdefault("panels_drawn", set()).add(key)
     job_progress(key)
     return None
 
@@ -276,7 +283,9 @@ def _key_hash(key):
 
 
 def job_panel(container, page):
-    """In ``container``: the session's notices and the progress of its evaluations (after the page, on every page).
+    """In ``container``: the session's notices and the progress of its jobs (after the page, on every page):
+    its evaluations, and its other jobs (a comparison, a validation, a simulation) unless the page drew
+    their progress itself, with the page that will show their result.
 
     A notice stays until the user opens another page (``page``: the current page's url_path):
     the rerun that files a finished job follows a first visit within a second, too soon to read it.
@@ -288,15 +297,19 @@ def job_panel(container, page):
             ss["notices"], ss["notices_page"] = [], page
         for kind, message in ss["notices"]:
             getattr(st, kind)(message)
+        drawn = ss.get("panels_drawn", set())
         for key, record in list(ss["jobs"].items()):
             if record["kind"] == "evaluate":
                 job_progress(key)
+            elif key not in drawn:
+                job_progress(key, elsewhere=True)
 
 
 @st.fragment(run_every=POLL_SECONDS)
-def job_progress(key):
+def job_progress(key, elsewhere=False):
     """Progress bar and Cancel button of the session's job ``key``, refreshed until it is over; then the
-    whole app reruns, and :func:`collect_jobs` files the outcome."""
+    whole app reruns, and :func:`collect_jobs` files the outcome. ``elsewhere``: drawn on another page
+    than the one that shows its result (named in the title)."""
     ss = st.session_state
     record = ss["jobs"].get(key)
     job = job_pool().job(key, owner=ss["token"]) if record else None
@@ -309,8 +322,9 @@ def job_progress(key):
     else:
         status = f"{message} ({job.seconds:.0f} s)"
     with st.container(border=True, key=f"job__{_key_hash(key)}"):
+        title = record["title"] + (f" (for the {record['page']} page)" if elsewhere and record.get("page") else "")
         st.progress(min(max(done / total, 0.0), 1.0) if total else 0.0,
-                    text=record["title"] + ": " + display.escape_markdown(status))
+                    text=title + ": " + display.escape_markdown(status))
         if st.button("Cancel", key=f"cancel__{_key_hash(key)}",
                      help="Stop this run. Results computed earlier stay."):
             cancel_job(key)
@@ -341,7 +355,7 @@ def run_comparison(models, settings):
     kwargs = dict(models=dict(models), notion=settings["notion"], estimator=settings["estimator"],
                   random_state=settings["seed"])
     return job_result(("compare", key), cd.compare, kwargs, title="Comparing the models", store="cmp_results",
-                      result_key=key)
+                      page="Compare", result_key=key)
 
 
 @renamed_parameters(seed="random_state")
@@ -353,7 +367,8 @@ def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state)
     kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
                   random_state=random_state)
     key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, random_state)
-    return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results")
+    return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results",
+                      page="Learn")
 
 
 @renamed_parameters(seed="random_state")
@@ -363,4 +378,4 @@ def lab_figure1(n, n_seeds, random_state):
 
     return job_result(("lab_figure1", n, n_seeds, random_state), studies.figure1,
                       dict(n=n, n_seeds=n_seeds, random_state=random_state),
-                      title="Computing the risk curves", store="lab_results")
+                      title="Computing the risk curves", store="lab_results", page="Learn")

@@ -18,6 +18,22 @@ from calibdash_app import jobs, store
 # Widgets whose values init_state keeps across page changes (and a reload restores).
 KEPT_WIDGETS = ("cfg__", "rel__", "view__", "src__")
 
+
+def kept(key):
+    """The keyword arguments of a widget whose value the session keeps: its ``key`` (a name starting with one
+    of :data:`KEPT_WIDGETS`) and ``persist_state="session"``.
+
+    Reassigning a widget's value on every run (init_state) is not enough: a polling fragment
+    (a job's progress) that reruns just after a page change, or just after the widget changed, runs
+    without the page, and Streamlit then drops the values of the widgets it did not draw (seen in
+    chromium: Learn's and Compare's seed fell back to 0 after a visit to two other pages, and
+    a seed typed on Learn while a job's progress showed came back as 0). Streamlit keeps a widget
+    declared with ``persist_state="session"`` through both.
+    """
+    if not key.startswith(KEPT_WIDGETS):
+        raise ValueError(f"{key!r} is not a kept widget's key (it must start with one of {KEPT_WIDGETS})")
+    return {"key": key, "persist_state": "session"}
+
 # The address's query parameter that holds the session's token.
 TOKEN_PARAM = "session"
 # Dicts the session shares by reference with its entry in the session store, so that the
@@ -103,9 +119,8 @@ def start_jobs_state():
 
 def expired_message():
     """Why the session of an address could not be restored, as markdown."""
-    kept = session_store()
     where = ("on the server's disk for the days its administrator set (CALIBDASH_STATE_DAYS), a restart included"
-             if kept.on_disk else "in the server's memory for two hours after its last use, until it restarts")
+             if session_store().on_disk else "in the server's memory for two hours after its last use, until it restarts")
     return ("This address names a session the server no longer has, so its upload and results could not be restored. "
             "An address restores its session once (a reload moves it to a new address); a session is kept "
             f"{where}, while it is among the most recently used ones. Upload your data again on the Data page.")

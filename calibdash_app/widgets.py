@@ -13,6 +13,7 @@ from calibdash_app.app_pages import page_path
 from calibdash_app.data import current_dataset
 from calibdash_app.help import HELP
 from calibdash_app.runs import active_results, pending_evaluation
+from calibdash_app.session import kept
 from calibdash_app.settings import DEFAULT_NOTIONS, NOTIONS, editable
 
 
@@ -22,7 +23,7 @@ def notion_picker(results, key="view__notion"):
     ss = st.session_state
     if ss.get(key) not in options:
         ss[key] = options[0]
-    return st.radio("Notion shown", options, key=key, horizontal=True, help=HELP["notion"])
+    return st.radio("Notion shown", options, **kept(key), horizontal=True, help=HELP["notion"])
 
 
 def sidebar():

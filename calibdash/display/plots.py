@@ -614,6 +614,17 @@ def lab_summary_points(summary):
     return summary.assign(**{c: 100 * summary[c] for c in LAB_ERROR_COLUMNS})
 
 
+COMPARISON_ERROR_COLUMNS = ("estimate", "ci_low", "ci_high")
+
+
+def comparison_models_points(models):
+    """The Compare page's models table (:attr:`calibdash.evaluation.compare.ComparisonResult.models`) with its
+    calibration errors in percentage points, the unit of :func:`comparison_figure`, and without the squared
+    errors (the CSV download keeps every column at full precision)."""
+    shown = models.drop(columns=["squared_estimate", "squared_se"], errors="ignore")
+    return shown.assign(**{c: 100 * shown[c] for c in COMPARISON_ERROR_COLUMNS})
+
+
 def lab_estimates_figure(summary, truth):
     """Each estimator's mean estimate (line) and spread over repeated draws (band, +- one
     sd) against the sample size, with the true calibration error (dashed), in percentage

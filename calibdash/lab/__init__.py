@@ -6,8 +6,8 @@ first use: ``calibdash.lab.scenario("dirichlet")``, ``calibdash.lab.figure1()``.
 
 import importlib
 
-_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "coverage_study",
-            "summarise_coverage", "VERDICT", "figure1", "summarise_figure1", "DEFAULT_THETAS")
+_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "describe_bias",
+            "BIAS_SE", "coverage_study", "summarise_coverage", "VERDICT", "figure1", "summarise_figure1", "DEFAULT_THETAS")
 
 __all__ = list(_STUDIES)
 

@@ -395,6 +395,36 @@ def summarise_estimates(df):
     return out[["n", "estimator", "mean", "sd", "se_mean", "bias", "rmse", "truth", "repeats"]]
 
 
+# How many standard errors of the mean over the draws a bias must reach to be called one
+# (about a 5% two-sided level for each estimator when the estimator is unbiased).
+BIAS_SE = 2.0
+
+
+def describe_bias(summary):
+    """What the Learn page's chart shows at its largest sample size, as markdown: each estimator's
+    mean estimate against the truth, in percentage points, said to be above or below the truth only
+    when the gap exceeds :data:`BIAS_SE` standard errors of the mean over the draws, else within the
+    draws' noise. ``summary``: :func:`summarise_estimates`. With r draws an unbiased estimator is
+    called above or below the truth with probability 2 P(t_{r-1} > 2): 12% with the page's default
+    5 draws, 5% with 30 (tests/lab/test_studies.py measures the level and the power).
+
+    The page's teaching text is generated from this (the fixed text it had said plug-in estimators
+    overstate the error while the chart showed temperature scaling 4-5 points under the truth).
+    """
+    n = summary["n"].max()
+    last = summary[summary["n"] == n]
+    parts = []
+    for row in last.itertuples():
+        gap = 100 * row.bias
+        if abs(row.bias) > BIAS_SE * row.se_mean:
+            where = f"{abs(gap):.2f} points {'above' if gap > 0 else 'below'} the truth"
+        else:
+            where = f"within the draws' noise of the truth ({gap:+.2f} points, {100 * row.se_mean:.2f} s.e.)"
+        parts.append(f"**{row.estimator}** {100 * row.mean:.2f} ({where})")
+    return (f"At n = {n:,} the mean estimates are: " + "; ".join(parts)
+            + f". The truth is {100 * last['truth'].iloc[0]:.2f} percentage points.")
+
+
 def _coverage_draw(scenario, n, r, random_state, notions, truths):
     """One fresh draw of the coverage study: every notion's ranked estimators and verdict."""
     from calibdash.evaluation.pipeline import evaluate_notions
@@ -535,6 +565,7 @@ def summarise_figure1(df):
     return out[["theta", "mean", "se", "count"]]
 
 
-__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "coverage_study",
+__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "describe_bias",
+           "BIAS_SE", "coverage_study",
            "summarise_coverage", "VERDICT",
            "figure1", "summarise_figure1", "DEFAULT_THETAS"]

@@ -5,6 +5,7 @@ import streamlit as st
 from calibdash.display.text import code, markdown, user
 from calibdash_app import clinical, data
 from calibdash_app.help import HELP_SOURCE
+from calibdash_app.session import kept
 
 st.title("Data")
 data.data_choice_widgets()
@@ -37,10 +38,10 @@ else:
     )
     data.keep_upload("predictions", pred_file)
     data.keep_upload("labels", labels_file)
-    kept = data.kept_uploads()
+    kept_files = data.kept_uploads()
     for role, box in (("predictions", c1), ("labels", c2)):
-        if role in kept and (pred_file if role == "predictions" else labels_file) is None:
-            box.caption(markdown("Kept from earlier: ", user(kept[role][0])))
+        if role in kept_files and (pred_file if role == "predictions" else labels_file) is None:
+            box.caption(markdown("Kept from earlier: ", user(kept_files[role][0])))
     info, error = data.inspect_upload()
     if error:
         st.error(error, icon=":material/error:")
@@ -51,31 +52,31 @@ else:
             m1, m2 = st.columns(2)
             if wide:  # typed: lists of this many columns take the browser minutes to draw
                 data.typed_texts(info)
-                m1.text_input("Label column", key="src__label_text", on_change=data.type_columns,
+                m1.text_input("Label column", **kept("src__label_text"), on_change=data.type_columns,
                               args=(info, "src__label_column"), help=HELP_SOURCE["label_column"])
-                m2.text_input("Probability columns", key="src__prob_text", on_change=data.type_columns,
+                m2.text_input("Probability columns", **kept("src__prob_text"), on_change=data.type_columns,
                               args=(info, "src__prob_columns"), help=HELP_SOURCE["typed_columns"])
                 if st.session_state.get("src__typed_error"):
                     st.error(st.session_state["src__typed_error"], icon=":material/error:")
             else:
-                m1.selectbox("Label column", [None, *info.columns], key="src__label_column",
+                m1.selectbox("Label column", [None, *info.columns], **kept("src__label_column"),
                              help=HELP_SOURCE["label_column"],
                              format_func=lambda c: data.NO_LABEL_COLUMN if c is None else c)
-                m2.multiselect("Probability columns", list(info.columns), key="src__prob_columns",
+                m2.multiselect("Probability columns", list(info.columns), **kept("src__prob_columns"),
                                help=HELP_SOURCE["prob_columns"])
         m3, m4 = st.columns(2)
         if data.wants_positive(info):
-            m3.selectbox("Positive class", data.positive_choices(info), key="src__positive", help=HELP_SOURCE["positive"],
+            m3.selectbox("Positive class", data.positive_choices(info), **kept("src__positive"), help=HELP_SOURCE["positive"],
                          format_func=lambda v: data.GUESS_POSITIVE if v is None else v)
         if data.wants_class_names(info):
-            m3.text_input("Class names", key="src__class_names", help=HELP_SOURCE["class_names"])
+            m3.text_input("Class names", **kept("src__class_names"), help=HELP_SOURCE["class_names"])
         if info.table and wide:
-            m4.text_input("Grouping columns", key="src__group_text", on_change=clinical.type_groups,
+            m4.text_input("Grouping columns", **kept("src__group_text"), on_change=clinical.type_groups,
                           args=(info,), help=HELP_SOURCE["group_columns"])
         elif info.table:
-            m4.multiselect("Grouping columns", data.group_choices(info), key="src__group_columns",
+            m4.multiselect("Grouping columns", data.group_choices(info), **kept("src__group_columns"),
                            help=HELP_SOURCE["group_columns"], on_change=clinical.groups_kept)
-    st.selectbox("The numbers are", list(data.KIND_LABELS), key="src__kind", format_func=data.KIND_LABELS.get,
+    st.selectbox("The numbers are", list(data.KIND_LABELS), **kept("src__kind"), format_func=data.KIND_LABELS.get,
                  help=HELP_SOURCE["kind"])
     if info is not None:
         error = data.load_upload(info)

@@ -8,6 +8,7 @@ from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, avail
 from calibdash_app import data, runs, settings
 from calibdash_app.app_pages import page_path
 from calibdash_app.help import HELP
+from calibdash_app.session import kept
 
 ss = st.session_state
 st.title("Evaluate")
@@ -15,13 +16,13 @@ label, pred, _ = data.current_dataset()
 st.caption(f"Data: {code(label)} ({pred.n:,} rows, {pred.d} classes). Defaults are the paper's settings.")
 
 ss.setdefault("cfg__notions", list(settings.DEFAULT_NOTIONS))
-st.multiselect("Notions of calibration", list(settings.NOTIONS), key="cfg__notions", help=HELP["notion"])
+st.multiselect("Notions of calibration", list(settings.NOTIONS), **kept("cfg__notions"), help=HELP["notion"])
 
 for notion in ss["cfg__notions"]:
     with st.expander(f"{notion}: estimators and hyperparameter grids", expanded=False):
         key = f"cfg__est__{notion}"
         ss.setdefault(key, list(DEFAULT_ESTIMATORS[notion]))
-        st.multiselect("Estimators", available_estimators(notion), key=key, help=HELP["estimators"])
+        st.multiselect("Estimators", available_estimators(notion), **kept(key), help=HELP["estimators"])
         for name in ss[key]:
             if not settings.editable(name):
                 st.caption(settings.estimator_summary(name))
@@ -30,20 +31,20 @@ for notion in ss["cfg__notions"]:
             gkey = f"cfg__grid__{notion}__{name}"
             ss.setdefault(gkey, settings.default_grid_text(notion, name))
             # A text area of its content's height: a long grid (23 bandwidths) shows in full, wrapped.
-            st.text_area(f"{name}: {param} (comma-separated values)", key=gkey, height="content",
+            st.text_area(f"{name}: {param} (comma-separated values)", **kept(gkey), height="content",
                          help=settings.parameter_help(param))
         okey = f"cfg__others__{notion}"
         ss.setdefault(okey, list(DEFAULT_OTHERS[notion]))
-        st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), key=okey,
+        st.multiselect("Other estimators (not ranked by the risk)", available_others(notion), **kept(okey),
                        format_func=lambda n: f"{n}: {OTHER_ESTIMATORS[n].label}", help=HELP["others"])
 
 c1, c2, c3 = st.columns(3)
 ss.setdefault("cfg__test_size", 0.2)
 ss.setdefault("cfg__n_folds", 5)
 ss.setdefault("cfg__seed", 0)
-c1.slider("Holdout fraction", 0.1, 0.5, step=0.05, key="cfg__test_size", help=HELP["test_size"])
-c2.number_input("Folds", min_value=2, max_value=10, step=1, key="cfg__n_folds", help=HELP["n_folds"])
-c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="cfg__seed", help=HELP["seed"])
+c1.slider("Holdout fraction", 0.1, 0.5, step=0.05, **kept("cfg__test_size"), help=HELP["test_size"])
+c2.number_input("Folds", min_value=2, max_value=10, step=1, **kept("cfg__n_folds"), help=HELP["n_folds"])
+c3.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **kept("cfg__seed"), help=HELP["seed"])
 
 b1, b2 = st.columns([1, 4])
 if b2.button("Reset to the paper's defaults", key="reset", help="Restore every setting on this page."):

@@ -5,9 +5,10 @@ import streamlit as st
 from calibdash.display import plots
 from calibdash.estimators.registry import available_estimators
 from calibdash.io.export import csv_text
-from calibdash.lab.studies import summarise_figure1
+from calibdash.lab.studies import describe_bias, summarise_figure1
 from calibdash_app import downloads, runs, settings
 from calibdash_app.help import HELP, HELP_COMPARE
+from calibdash_app.session import kept
 
 ss = st.session_state
 H = HELP_COMPARE
@@ -20,7 +21,7 @@ st.markdown(
 st.header("1. Estimates against the truth as the sample grows")
 c1, c2, c3 = st.columns([1.4, 1, 1])
 ss.setdefault("view__lab_scenario", next(iter(settings.LAB_SCENARIOS)))
-label = c1.selectbox("Scenario", list(settings.LAB_SCENARIOS), key="view__lab_scenario", help=H["scenario"])
+label = c1.selectbox("Scenario", list(settings.LAB_SCENARIOS), **kept("view__lab_scenario"), help=H["scenario"])
 kind, params = settings.LAB_SCENARIOS[label]
 params = dict(params)
 slider = settings.LAB_SLIDERS.get(kind)
@@ -29,7 +30,7 @@ if slider is not None:
     params[slider.parameter] = c2.slider(slider.label, slider.low, slider.high, step=slider.step, key=slider.key,
                                          help=H[slider.help])
 ss.setdefault("view__lab_notion", "top-label")
-notion = c3.radio("Notion", list(settings.NOTIONS), key="view__lab_notion", help=HELP["notion"])
+notion = c3.radio("Notion", list(settings.NOTIONS), **kept("view__lab_notion"), help=HELP["notion"])
 
 c1, c2, c3, c4 = st.columns([1.6, 1.4, 1, 1])
 ests = available_estimators(notion)
@@ -44,17 +45,17 @@ def remember_estimators():
     ss["view__lab_wanted"] = ss["view__lab_estimators"] + [e for e in ss["view__lab_wanted"] if e not in ests]
 
 
-estimators = c1.multiselect("Estimators", ests, key="view__lab_estimators", help=HELP["estimators"],
+estimators = c1.multiselect("Estimators", ests, **kept("view__lab_estimators"), help=HELP["estimators"],
                             on_change=remember_estimators)
 if hidden:
     c1.caption(f"Not defined for {notion} calibration, so left out here (kept for the other notions): "
                f"{', '.join(hidden)}.")
 ss.setdefault("view__lab_ns", [250, 500, 1000])
-ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], key="view__lab_ns", help=H["ns"])
+ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], **kept("view__lab_ns"), help=H["ns"])
 ss.setdefault("view__lab_repeats", 5)
-repeats = c3.slider("Draws per size", 2, 30, key="view__lab_repeats", help=H["repeats"])
+repeats = c3.slider("Draws per size", 2, 30, **kept("view__lab_repeats"), help=H["repeats"])
 ss.setdefault("view__lab_seed", 0)
-seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_seed", help=HELP["seed"])
+seed = c4.number_input("Seed", min_value=0, max_value=2**31 - 1, step=1, **kept("view__lab_seed"), help=HELP["seed"])
 
 if not estimators or not ns:
     st.info("Choose at least one estimator and one sample size.")
@@ -69,10 +70,11 @@ else:
         st.plotly_chart(plots.lab_estimates_figure(summary, truth), key="lab_estimates", width="stretch")
         st.markdown(
             "**What it teaches.** Each line is an estimator's average over the draws, the band its spread from draw to "
-            "draw, the dashed line the truth. The spread shrinks as n grows; what remains is *bias*. Plug-in estimators "
-            "(binning, kernel density, temperature) square a noisy estimate, so on small samples they overstate the "
-            "error, most of all for a calibrated model; some estimators stay biased even at large n in some scenarios "
-            "(try the canonical notion). That is why the estimator matters, and why the app chooses it by the risk."
+            "draw, the dashed line the truth. The spread shrinks as n grows; what remains is *bias*. "
+            + describe_bias(summary) + " Squaring a noisy estimate pushes an estimate up on small samples, most of "
+            "all for a calibrated model; a recalibration map too simple for the true miscalibration (temperature "
+            "scaling has one parameter) can stay below the truth at any n. That is why the estimator matters, and "
+            "why the app chooses it by the risk."
         )
         # the chart's unit, percentage points, in the table too
         points = {
@@ -87,7 +89,7 @@ else:
                      column_config=points)
         st.download_button("Estimates (CSV)", csv_text(df),
                            downloads.download_name("lab_estimates", "csv", scen_label, notion=notion, random_state=int(seed)), "text/csv",
-                           key="dl_lab_estimates", help="One row per sample size, draw and estimator.")
+                           key="dl_lab_estimates", on_click="ignore", help="One row per sample size, draw and estimator.")
 
 st.header("2. The paper's Figure 1: the risk finds the truth")
 st.markdown(
@@ -99,9 +101,9 @@ c1, c2, c3 = st.columns(3)
 ss.setdefault("view__lab_f1_n", 500)
 ss.setdefault("view__lab_f1_seeds", 100)
 ss.setdefault("view__lab_f1_seed", 0)
-f1_n = c1.select_slider("Rows per data set", [100, 250, 500, 1000, 2000], key="view__lab_f1_n", help=H["f1_n"])
-f1_seeds = c2.slider("Seeds", 5, 200, step=5, key="view__lab_f1_seeds", help=H["f1_seeds"])
-f1_seed = c3.number_input("Base seed", min_value=0, max_value=2**31 - 1, step=1, key="view__lab_f1_seed",
+f1_n = c1.select_slider("Rows per data set", [100, 250, 500, 1000, 2000], **kept("view__lab_f1_n"), help=H["f1_n"])
+f1_seeds = c2.slider("Seeds", 5, 200, step=5, **kept("view__lab_f1_seeds"), help=H["f1_seeds"])
+f1_seed = c3.number_input("Base seed", min_value=0, max_value=2**31 - 1, step=1, **kept("view__lab_f1_seed"),
                           help=HELP["seed"])
 fig1 = runs.lab_figure1(int(f1_n), int(f1_seeds), int(f1_seed))
 if fig1 is not None:
@@ -116,4 +118,4 @@ if fig1 is not None:
     st.download_button("Risk per theta and seed (CSV)", csv_text(fig1),
                        downloads.download_name("figure1", "csv", f"{int(f1_seeds)} data sets of {int(f1_n)} rows",
                                                random_state=int(f1_seed)),
-                       "text/csv", key="dl_lab_figure1", help="One row per theta and seed.")
+                       "text/csv", key="dl_lab_figure1", on_click="ignore", help="One row per theta and seed.")

@@ -8,6 +8,7 @@ from calibdash.display.text import markdown
 from calibdash.display.views import most_frequent_classes, per_class_view, top_label_view
 from calibdash_app import data, runs, widgets
 from calibdash_app.help import HELP
+from calibdash_app.session import kept
 
 ss = st.session_state
 st.title("Reliability")
@@ -18,10 +19,10 @@ c1, c2, c3 = st.columns(3)
 ss.setdefault("rel__bins", 15)
 ss.setdefault("rel__strategy", "uniform")
 ss.setdefault("rel__boot", 200)
-c1.slider("Bins", 5, 50, key="rel__bins", help=HELP["bins"])
-c2.radio("Binning", ["uniform", "quantile"], key="rel__strategy", horizontal=True, help=HELP["strategy"],
+c1.slider("Bins", 5, 50, **kept("rel__bins"), help=HELP["bins"])
+c2.radio("Binning", ["uniform", "quantile"], **kept("rel__strategy"), horizontal=True, help=HELP["strategy"],
          format_func={"uniform": "equal width", "quantile": "equal mass"}.get)
-c3.number_input("Bootstrap resamples", 0, 2000, step=100, key="rel__boot", help=HELP["bootstrap"])
+c3.number_input("Bootstrap resamples", 0, 2000, step=100, **kept("rel__boot"), help=HELP["bootstrap"])
 opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_resamples=int(ss["rel__boot"]))
 
 notion = widgets.notion_picker(results) if results else None
@@ -49,7 +50,7 @@ def continuous_curve(n_resamples, bandwidth):
 
 
 ss.setdefault("rel__curve_bw", "auto")
-right.select_slider("Curve bandwidth", [*rl.BANDWIDTHS, 0.005, 0.01, 0.02, 0.05, 0.1], key="rel__curve_bw",
+right.select_slider("Curve bandwidth", [*rl.BANDWIDTHS, 0.005, 0.01, 0.02, 0.05, 0.1], **kept("rel__curve_bw"),
                     format_func=lambda v: {"auto": "automatic", "silverman": "Silverman (the paper's)"}[v] if isinstance(v, str)
                     else f"{v:g}",
                     help="How far each prediction's influence spreads along the confidence axis (the kernel's standard "
@@ -79,7 +80,7 @@ if notion in ("canonical", "classwise"):
     default = most_frequent_classes(pred.labels, pred.d)
     ss.setdefault("rel__classes", [pred.class_names[k] for k in default])
     ss["rel__classes"] = [c for c in ss["rel__classes"] if c in pred.class_names] or [pred.class_names[0]]
-    chosen = st.multiselect("Classes shown", list(pred.class_names), key="rel__classes",
+    chosen = st.multiselect("Classes shown", list(pred.class_names), **kept("rel__classes"),
                             help="Each panel compares the predicted probability of one class with how often that class occurs.")
     panels = per_class_view(pred, res, classes=[pred.class_names.index(c) for c in chosen], **opts)
     if panels.classes:

@@ -69,9 +69,9 @@ def show(results):
     c1, c2, c3, c4 = st.columns(4)
     name = dict(notion=notion, random_state=res.config["call"]["random_state"])
     c1.download_button("Summary (CSV)", csv_text(res.summary), downloads.download_name("summary", "csv", label, **name),
-                       "text/csv", key="dl_summary", help="One row per estimator, full precision.")
+                       "text/csv", key="dl_summary", on_click="ignore", help="One row per estimator, full precision.")
     c2.download_button("Risk curves (CSV)", csv_text(res.curves), downloads.download_name("curves", "csv", label, **name),
-                       "text/csv", key="dl_curves", help="Validation risk per estimator, hyperparameter value and fold.")
+                       "text/csv", key="dl_curves", on_click="ignore", help="Validation risk per estimator, hyperparameter value and fold.")
     downloads.results_download(c3, results, label)
     downloads.report_download(c4, results, pred, label)
 

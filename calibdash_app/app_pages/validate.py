@@ -9,6 +9,7 @@ from calibdash.lab import demo
 from calibdash_app import clinical, data, widgets
 from calibdash_app.app_pages import page_path
 from calibdash_app.help import HELP_VALIDATE
+from calibdash_app.session import kept
 
 H = HELP_VALIDATE
 st.title("Validate a risk model")
@@ -118,7 +119,7 @@ def show(v):
             if st.session_state.get("view__val_group_table") not in judged:
                 st.session_state["view__val_group_table"] = judged[0]
             shown = st.selectbox(f"Every metric of one {'centre' if v.clusters else 'group'}", judged,
-                                 key="view__val_group_table", help="The metrics table of one subgroup or centre.")
+                                 **kept("view__val_group_table"), help="The metrics table of one subgroup or centre.")
             group_table = views.metrics_table(v, cls=cls, group=shown)
             st.dataframe(group_table, key="val_group_metrics", hide_index=True, width="stretch",
                          height=35 * (len(group_table) + 1) + 3)

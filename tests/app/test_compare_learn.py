@@ -101,7 +101,16 @@ def test_compare_default_view_matches_the_library(app):
     shown = at.dataframe[1].value  # models table, then pairs table
     assert list(shown["model_a"]) == ["digits: random forest"]
     np.testing.assert_allclose(shown["p_value"], want.pairs["p_value"], rtol=1e-9)
-    assert "better calibrated" in " ".join(m.value for m in at.markdown)
+    # issue 27: the models table in the chart's unit, percentage points, and the verdict in points too
+    models = at.dataframe[0].value
+    np.testing.assert_allclose(models[["estimate", "ci_low", "ci_high"]], 100 * want.models[["estimate", "ci_low", "ci_high"]],
+                               rtol=1e-12)
+    assert "squared_estimate" not in models
+    text = " ".join(m.value for m in at.markdown)
+    a, b = 100 * want.models["estimate"]
+    assert f"calibration errors of {min(a, b):.2f} and {max(a, b):.2f} percentage points" in text
+    # issue 27: why one estimator for every model, and how that relates to each model's Results page
+    assert f"every model here is measured with **{want.estimator}**" in text and "Results page" in text
 
 
 def test_compare_settings_and_too_few_models(app):
@@ -146,6 +155,16 @@ def test_compare_uploads_and_a_mismatch_message(app):
     (res,) = [r for r in at.session_state["cmp_results"].values() if "sharp.csv" in r.results]
     row = res.pairs.iloc[0]
     assert (row["model_a"], row["model_b"]) == ("calibrated.csv", "sharp.csv") and row["difference"] < 0
+    # issue 27: a page change empties the uploaders (as a reload does); the models loaded stay in use
+    go(at, "calibdash_app/app_pages/results.py")
+    go(at, COMPARE)
+    assert any("In use:" in c.value and "calibrated.csv" in c.value and "sharp.csv" in c.value for c in at.caption)
+    assert not at.info and len(at.get("plotly_chart")) == 3
+    # the user empties the uploader: the models go with the files
+    at.file_uploader(key="cmp_upload_predictions").set_value([(("x.csv"), csv_bytes(sim.probs), "text/csv")]).run()
+    at.file_uploader(key="cmp_upload_predictions").set_value(None).run()
+    no_exception(at)
+    assert "cmp_uploads" not in at.session_state and any("at least two" in i.value for i in at.info)
     # a third file with other rows: a plain message, no traceback
     at.file_uploader(key="cmp_upload_predictions").set_value(
         [("calibrated.csv", csv_bytes(sim.probs), "text/csv"), ("short.csv", csv_bytes(sharp[:400], sim.labels[:400]), "text/csv")])
@@ -164,7 +183,9 @@ def fill_the_pool():
     from .test_jobs import sleepy
 
     pool = job_pool()
-    return pool, [pool.submit(("blocker", i), sleepy, {"seconds": 600}, owner="another tab") for i in range(pool.max_jobs)]
+    # again=True: a blocker cancelled by an earlier test is started afresh, not given back cancelled
+    return pool, [pool.submit(("blocker", i), sleepy, {"seconds": 600}, owner="another tab", again=True)
+                  for i in range(pool.max_jobs)]
 
 
 def page_jobs(at, kind):
@@ -177,6 +198,38 @@ def click(at, prefix, index=0):
     at.button(key=keys[index]).click()
     run_once(at)
     no_exception(at)
+
+
+def test_a_job_of_another_page_shows_its_progress_on_every_page():
+    # Issue 27: a running validation's (or simulation's) progress showed on its own page only.
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    for seed_key in ("view__lab_seed", "view__lab_f1_seed"):
+        at.session_state[seed_key] = 28045  # new jobs (the pool shares finished ones between sessions)
+    pool, blockers = fill_the_pool()
+    try:
+        at.switch_page(LEARN)
+        run_once(at)
+        no_exception(at)
+        assert len(at.session_state["jobs"]) == 2  # queued behind the other tab's jobs
+        for page in ("calibdash_app/app_pages/results.py", "calibdash_app/app_pages/data.py", LEARN):
+            at.switch_page(page)
+            run_once(at)
+            no_exception(at)
+            texts = [p.proto.text for p in at.get("progress")]
+            cancels = [b.key for b in at.button if b.key and b.key.startswith("cancel__")]
+            assert len(texts) == 2 and len(cancels) == 2, (page, texts)  # each once
+            elsewhere = page != LEARN
+            assert all(("(for the Learn page)" in t) == elsewhere for t in texts), texts
+        at.switch_page("calibdash_app/app_pages/results.py")
+        run_once(at)
+        click(at, "cancel__")  # cancelled from another page: gone from every page
+        run_once(at)
+        assert len(at.session_state["jobs"]) == 1
+    finally:
+        for blocker in blockers:
+            blocker.cancel()
+        for key in list(at.session_state["jobs"]):
+            pool.cancel(key, owner=at.session_state["token"])
 
 
 def test_a_cancel_never_starts_a_copy_and_run_again_starts_one():

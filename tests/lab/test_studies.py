@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 from scipy.special import expit
 
 from calibdash.core.notions import residuals
@@ -491,3 +492,43 @@ def test_estimates_study_is_estimates_vs_n_with_its_summary_and_truth():
     assert truth == sc.truth("top-label") and label == sc.label
     with pytest.raises(ConfigError, match="no parameter"):
         lab.estimates_study("logistic", (("distortion", 1.0),), ns=(100,), n_repeats=2)
+
+
+# -- describe_bias: the Learn page's sentence about what its chart shows (issue 27) ----------------
+def bias_summary(means, truth=0.10, sd=0.01, repeats=5):
+    """A summarise_estimates frame at n = 1000 (and a smaller n it must ignore) with the given means."""
+    rows = [dict(n=n, estimator=f"e{i}", mean=m if n == 1000 else 0.5, sd=sd, se_mean=sd / np.sqrt(repeats),
+                 bias=(m if n == 1000 else 0.5) - truth, rmse=0.0, truth=truth, repeats=repeats)
+            for n in (250, 1000) for i, m in enumerate(means)]
+    return pd.DataFrame(rows)
+
+
+def test_describe_bias_says_above_below_or_within_the_noise():
+    se = 0.01 / np.sqrt(5)
+    text = lab.describe_bias(bias_summary([0.10 + 3 * se, 0.10 - 3 * se, 0.10 + se]))
+    assert text.startswith("At n = 1,000 the mean estimates are: ")
+    assert f"**e0** {100 * (0.10 + 3 * se):.2f} ({100 * 3 * se:.2f} points above the truth)" in text
+    assert f"**e1** {100 * (0.10 - 3 * se):.2f} ({100 * 3 * se:.2f} points below the truth)" in text
+    assert "**e2** 10.45 (within the draws' noise of the truth (+0.45 points, 0.45 s.e.))" in text
+    assert text.endswith("The truth is 10.00 percentage points.")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("repeats", [5, 30])
+def test_describe_bias_level_and_power(repeats):
+    # Level: an unbiased estimator's draws are called above or below the truth with probability
+    # 2 P(t_{r-1} > BIAS_SE) (12% with the page's default 5 draws, 5% with 30); power: a bias of
+    # 3 true standard errors of the mean is called with probability near P(|t| > 2 - 3) as computed.
+    rng = np.random.default_rng(27)
+    truth, sd, trials = 0.1, 0.02, 4000
+    for shift, want in ((0.0, 2 * stats.t.sf(lab.BIAS_SE, repeats - 1)),
+                        (3.0, stats.nct.sf(lab.BIAS_SE, repeats - 1, 3.0) + stats.nct.cdf(-lab.BIAS_SE, repeats - 1, 3.0))):
+        draws = truth + shift * sd / np.sqrt(repeats) + sd * rng.standard_normal((trials, repeats))
+        said = 0
+        for d in draws[:150]:  # the sentence itself on 150 trials
+            df = pd.DataFrame({"n": 1000, "estimator": "e", "estimate": d, "truth": truth})
+            said += "the truth (" not in lab.describe_bias(lab.summarise_estimates(df))
+        mean, se = draws.mean(axis=1), draws.std(axis=1, ddof=1) / np.sqrt(repeats)  # the rule on all trials
+        rate = np.mean(np.abs(mean - truth) > lab.BIAS_SE * se)
+        assert abs(rate - want) < 4 * np.sqrt(want * (1 - want) / trials), (shift, rate, want)
+        assert abs(said / 150 - want) < 4 * np.sqrt(want * (1 - want) / 150) + 1e-9, (shift, said, want)
