@@ -3,7 +3,6 @@
 A download that reruns the page (Streamlit's default) gives the report and JSON buttons new
 deferred files, so that a click on one of them just after it found its old file gone: "Deferred
 file ... not found" in the server's log, and no download (issue 27: 4 of about 10 tries).
-tests/e2e/test_downloads_browser.py clicks them all in chromium.
 """
 
 import ast

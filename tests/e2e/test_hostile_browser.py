@@ -200,7 +200,8 @@ def test_hostile_names_stay_text_on_every_page(browser, server, hostile_files):
         w.wait_idle()
         names = [hostile_files["calibrated"].name, hostile_files["sharp"].name]
         verdict = pg.get_by_text("is better calibrated than").first.text_content()
-        assert any(verdict.startswith(f"{a} is better calibrated than {b} (") for a, b in [names, names[::-1]]), verdict
+        assert any(verdict.startswith(f"{a} is better calibrated than {b}: calibration errors of ")
+                   for a, b in [names, names[::-1]]), verdict
         categories = pg.locator(".st-key-cmp_estimates .ytick text").all_text_contents()
         legend = pg.locator(".st-key-cmp_reliability .legendtext").all_text_contents()
         pairs = pg.locator(".st-key-cmp_pairs .ytick text").all_text_contents()

@@ -9,6 +9,7 @@ draw (calibdash_app.session.kept).
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import calibdash as cd
 from calibdash.lab.simulation import dirichlet_simulation
@@ -37,29 +38,21 @@ def change_visit_and_return(w, page, key, value):
     assert pg.locator(f".st-key-{key} input").input_value() == value
 
 
-def test_learn_keeps_its_seed_and_run_across_pages(browser, server):
+# (page, its seed box, a seed no other test uses, a chart of its result, the download that names the seed)
+SEEDED_PAGES = [("Learn", "view__lab_seed", "28042", "lab_estimates", "dl_lab_estimates"),
+                ("Compare", "view__cmp_seed", "28043", "cmp_pairs", "dl_cmp_pairs")]
+
+
+@pytest.mark.parametrize(("page", "key", "seed", "chart", "download"), SEEDED_PAGES, ids=[p[0] for p in SEEDED_PAGES])
+def test_a_page_keeps_its_seed_and_run_across_pages(browser, server, page, key, seed, chart, download):
     context, w = new_session(browser, server)
     pg = w.page
     try:
-        change_visit_and_return(w, "Learn", "view__lab_seed", "28042")  # a seed no other test uses
-        pg.locator(".st-key-lab_estimates .js-plotly-plot").wait_for(timeout=60_000)
+        change_visit_and_return(w, page, key, seed)
+        pg.locator(f".st-key-{chart} .js-plotly-plot").wait_for(timeout=60_000)
         with pg.expect_download() as info:  # the result shown is the new seed's: its file says so
-            pg.locator(".st-key-dl_lab_estimates button").first.click()
-        assert info.value.suggested_filename.endswith("_seed28042.csv"), info.value.suggested_filename
-        w.check()
-    finally:
-        context.close()
-
-
-def test_compare_keeps_its_seed_and_run_across_pages(browser, server):
-    context, w = new_session(browser, server)
-    pg = w.page
-    try:
-        change_visit_and_return(w, "Compare", "view__cmp_seed", "28043")
-        pg.locator(".st-key-cmp_pairs .js-plotly-plot").wait_for(timeout=60_000)
-        with pg.expect_download() as info:
-            pg.locator(".st-key-dl_cmp_pairs button").first.click()
-        assert info.value.suggested_filename.endswith("_seed28043.csv"), info.value.suggested_filename
+            pg.locator(f".st-key-{download} button").first.click()
+        assert info.value.suggested_filename.endswith(f"_seed{seed}.csv"), info.value.suggested_filename
         w.check()
     finally:
         context.close()
