@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 
+import pandas as pd
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
@@ -358,24 +359,86 @@ def run_comparison(models, settings):
                       page="Compare", result_key=key)
 
 
+# The Learn page's studies grow a draw at a time: a finished table's rows stay in the session under
+# the settings that change every row (scenario, notion, seed; for Figure 1 the rows per data set and
+# the seed), and a changed setting computes only the draws it adds: a sample size, more draws, another
+# estimator, more data sets. Fewer draws, sizes or estimators need no computation at all.
+LAB_AUTO_RUN_UNITS = 100_000  # rows x estimators a view computes without its Run button (defaults: 26,250)
+
+
+def _kept_rows(prefix):
+    # The rows kept under ``prefix`` in the session's lab results, merged into one entry: a table grown
+    # a piece at a time would otherwise be split over entries that the store drops one by one.
+    ss = st.session_state
+    keys = [k for k in list(ss["lab_results"]) if k[:len(prefix)] == prefix]
+    if not keys:
+        return None
+    if len(keys) == 1:
+        _used("lab_results", keys[0])
+        return ss["lab_results"][keys[0]]
+    rows = pd.concat([ss["lab_results"].pop(k) for k in keys], ignore_index=True)
+    _bounded("lab_results", (*prefix, "kept"), rows)
+    return rows
+
+
+def _lab_job(prefix, todo, fn, kwargs, *, title, units=0, button=None):
+    # The job computing the rows ``todo`` of the table ``prefix``: started at once when it is small
+    # (or has no ``button``), else once its Run button (``button``: its key and label) is pressed.
+    ss = st.session_state
+    key = (*prefix, tuple(todo))
+    pressed = ss.setdefault("lab_run_pressed", set())
+    if button is not None and units > LAB_AUTO_RUN_UNITS and key not in ss["jobs"] and key not in pressed and key not in ss["job_errors"]:
+        st.info(f"These settings need {len(todo):,} new {title} ({units:,} rows x estimators to evaluate): "
+                "press Run to compute them. Settings already computed show at once.", icon=":material/schedule:")
+        if st.button(button[1], key=button[0], type="primary"):
+            pressed.add(key)
+            st.rerun()
+        return None
+    return job_result(key, fn, kwargs, title=f"Simulating ({len(todo):,} new {title})",
+                      store="lab_results", page="Learn")
+
+
 @renamed_parameters(seed="random_state")
 def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state):
-    """calibdash.lab.studies.estimates_study for these settings, as a job: the result, or None
-    while it runs or when it failed (see :func:`job_result`)."""
+    """The Learn page's estimates against the truth (:func:`calibdash.lab.studies.estimates_vs_n`):
+    ``(rows, summary, truth, label)``, or None while the draws it lacks are computed as a job (or
+    wait for their Run button, when they are many), or when that job failed (see :func:`job_result`).
+    Only the draws these settings add to what the session has computed are run."""
     from calibdash.lab import studies
 
-    kwargs = dict(kind=kind, params=params, ns=ns, n_repeats=n_repeats, estimators=list(estimators), notion=notion,
-                  random_state=random_state)
-    key = ("lab_estimates", kind, params, ns, n_repeats, estimators, notion, random_state)
-    return job_result(key, studies.estimates_study, kwargs, title="Simulating and estimating", store="lab_results",
-                      page="Learn")
+    prefix = ("lab_draws", kind, params, notion, random_state)
+    have = _kept_rows(prefix)
+    todo = studies.missing_draws(have, ns=ns, n_repeats=n_repeats, estimators=estimators)
+    sc = studies.scenario(kind, **dict(params))
+    if todo:
+        units = sum(n * len(ests) for n, _, ests in todo)
+        kwargs = dict(scenario=sc, draws=todo, notion=notion, random_state=random_state)
+        rows = _lab_job(prefix, todo, studies.estimates_of_draws, kwargs, units=units, title="draws",
+                        button=("lab_run_estimates", "Run the simulation"))
+        if rows is None:
+            return None
+        have = _kept_rows(prefix)
+    rows = studies.select_estimates(have, ns=ns, n_repeats=n_repeats, estimators=estimators)
+    return rows, studies.summarise_estimates(rows), float(rows["truth"].iloc[0]), sc.label
 
 
 @renamed_parameters(seed="random_state")
 def lab_figure1(n, n_seeds, random_state):
-    """calibdash.lab.studies.figure1 for these settings, as a job: the result or None (see :func:`job_result`)."""
+    """calibdash.lab.studies.figure1 for these settings: its table, or None while the data sets it
+    lacks are computed as a job, or when that job failed (see :func:`job_result`). Only the data
+    sets these settings add to what the session has computed are run."""
     from calibdash.lab import studies
 
-    return job_result(("lab_figure1", n, n_seeds, random_state), studies.figure1,
-                      dict(n=n, n_seeds=n_seeds, random_state=random_state),
-                      title="Computing the risk curves", store="lab_results", page="Learn")
+    prefix = ("lab_figure1", n, random_state)
+    have = _kept_rows(prefix)
+    done = set() if have is None else set(have["seed"])
+    first = next((s for s in range(n_seeds) if s not in done), None)
+    if first is not None:
+        # No Run button: the largest setting (200 data sets of 2,000 rows) takes about 5 s.
+        kwargs = dict(n=n, n_seeds=n_seeds - first, first_seed=first, random_state=random_state)
+        rows = _lab_job(prefix, list(range(first, n_seeds)), studies.figure1, kwargs, title="data sets")
+        if rows is None:
+            return None
+        have = _kept_rows(prefix)
+    table = have[have["seed"] < n_seeds].drop_duplicates(["seed", "theta"])
+    return table.sort_values(["seed", "theta"]).reset_index(drop=True)

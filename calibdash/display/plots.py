@@ -625,15 +625,26 @@ def comparison_models_points(models):
     return shown.assign(**{c: 100 * shown[c] for c in COMPARISON_ERROR_COLUMNS})
 
 
+# One colour per estimator, whichever estimators a view shows: Learn's lines changed colour when
+# an estimator was added or removed (issue 27). The registry's order picks it; ten colours for its ten.
+_ESTIMATOR_PALETTE = _PALETTE + ("#7f7f7f", "#393b79")
+
+
+def estimator_color(name):
+    """The colour of the estimator ``name`` in every figure that draws estimators as lines."""
+    order = list(REGISTRY)
+    return _ESTIMATOR_PALETTE[order.index(name) % len(_ESTIMATOR_PALETTE)] if name in order else BASE
+
+
 def lab_estimates_figure(summary, truth):
     """Each estimator's mean estimate (line) and spread over repeated draws (band, +- one
     sd) against the sample size, with the true calibration error (dashed), in percentage
-    points."""
+    points; every estimator in its own colour (:func:`estimator_color`)."""
     fig = go.Figure()
     points = lab_summary_points(summary)
-    for i, (name, part) in enumerate(points.groupby("estimator", sort=False)):
+    for name, part in points.groupby("estimator", sort=False):
         part = part.sort_values("n")
-        color = _PALETTE[i % len(_PALETTE)]
+        color = estimator_color(name)
         x, m, sd = part["n"].to_numpy(float), part["mean"].to_numpy(), part["sd"].to_numpy()
         r, g, b = (int(color[k:k + 2], 16) for k in (1, 3, 5))
         # mode "lines" of width 0: a Scatter of fewer than 20 points would otherwise also draw
@@ -689,4 +700,4 @@ def figure1_figure(df, max_seed_lines=20):
 
 
 __all__ += ["comparison_figure", "pairs_figure", "overlaid_reliability_figure", "LAB_ERROR_COLUMNS", "lab_summary_points",
-            "lab_estimates_figure", "figure1_figure"]
+            "lab_estimates_figure", "estimator_color", "figure1_figure"]

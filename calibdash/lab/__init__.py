@@ -6,7 +6,8 @@ first use: ``calibdash.lab.scenario("dirichlet")``, ``calibdash.lab.figure1()``.
 
 import importlib
 
-_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "describe_bias",
+_STUDIES = ("SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_of_draws", "missing_draws",
+            "select_estimates", "estimates_study", "summarise_estimates", "describe_bias",
             "BIAS_SE", "coverage_study", "summarise_coverage", "VERDICT", "figure1", "summarise_figure1", "DEFAULT_THETAS")
 
 __all__ = list(_STUDIES)

@@ -344,19 +344,84 @@ def estimates_vs_n(scenario, *, ns=(250, 500, 1000, 2000), n_repeats=10, estimat
         raise ConfigError(f"ns must hold sample sizes of at least 20, got {ns!r}.")
     if isinstance(n_repeats, bool) or int(n_repeats) != n_repeats or n_repeats < 1:
         raise ConfigError(f"n_repeats must be a positive whole number, got {n_repeats!r}.")
-    truth = scenario.truth(notion)
     draws = [(n, r) for n in ns for r in range(int(n_repeats))]
+    return estimates_of_draws(scenario, draws=draws, estimators=estimators, notion=notion, random_state=random_state,
+                              grids=grids, n_jobs=n_jobs)
+
+
+def estimates_of_draws(scenario, *, draws, estimators=None, notion="top-label", random_state=0, grids=None, n_jobs=1,
+                       progress=None):
+    """:func:`estimates_vs_n`'s rows of the given draws only, the same numbers.
+
+    Draw ``(n, repeat)`` is seeded by (random_state, n, repeat), and an estimator's estimate on
+    a draw does not depend on which other estimators run beside it (a test holds this), so a
+    table can be grown a draw, a sample size or an estimator at a time: the Learn page computes
+    only what a changed setting adds.
+
+    Parameters
+    ----------
+    scenario : Scenario
+    draws : sequence of (n, repeat) or of (n, repeat, estimators)
+        The draws to evaluate; a third element names the estimators of that draw (default:
+        ``estimators``).
+    estimators, notion, random_state, grids, n_jobs : as in :func:`estimates_vs_n`.
+    progress : callable or None
+        Called as ``progress(done, total, message)`` after every draw.
+
+    Returns
+    -------
+    pandas.DataFrame
+        As :func:`estimates_vs_n`; ``attrs["evaluations"]``: how many draws were evaluated.
+    """
+    if not isinstance(scenario, Scenario):
+        raise ConfigError("scenario must be made by calibdash.lab.scenario(kind, ...).")
+    todo = []
+    for draw in draws:
+        n, r, *which = draw
+        todo.append((int(n), int(r), list(which[0]) if which else estimators))
+    if todo and min(n for n, _, _ in todo) < 20:
+        raise ConfigError(f"sample sizes must be at least 20, got {sorted({n for n, _, _ in todo})!r}.")
+    truth = scenario.truth(notion)
     # Parallel over draws, each evaluation in one process: the draws are small, so this
     # keeps both cores busy where evaluate's own tasks would be too short to share.
-    out = Parallel(n_jobs=n_jobs)(
-        delayed(_one_draw)(scenario, n, r, random_state, notion, estimators, grids) for n, r in draws
+    results = Parallel(n_jobs=n_jobs, return_as="generator")(
+        delayed(_one_draw)(scenario, n, r, random_state, notion, ests, grids) for n, r, ests in todo
     )
     rows = []
-    for (n, r), summary in zip(draws, out):
+    for done, ((n, r, _), summary) in enumerate(zip(todo, results), start=1):
         for row in summary.itertuples():
             rows.append({"n": n, "repeat": r, "estimator": row.estimator, "estimate": row.estimate,
                          "squared_estimate": row.squared_estimate, "val_risk": row.val_risk, "truth": truth})
-    return pd.DataFrame(rows)
+        if progress is not None:
+            progress(done, len(todo), f"draw {done} of {len(todo)} (n = {n:,})")
+    out = pd.DataFrame(rows, columns=["n", "repeat", "estimator", "estimate", "squared_estimate", "val_risk", "truth"])
+    out.attrs["evaluations"] = len(todo)
+    return out
+
+
+def missing_draws(have, *, ns, n_repeats, estimators):
+    """What :func:`estimates_of_draws` must still compute for a table of ``ns`` x ``n_repeats``
+    x ``estimators`` when the rows ``have`` (its earlier output, or None) are at hand:
+    ``[(n, repeat, estimators), ...]``, each draw once with the estimators it lacks."""
+    done = set() if have is None or have.empty else set(zip(have["n"], have["repeat"], have["estimator"]))
+    out = []
+    for n in ns:
+        for r in range(int(n_repeats)):
+            lacking = [e for e in estimators if (int(n), r, e) not in done]
+            if lacking:
+                out.append((int(n), r, tuple(lacking)))
+    return out
+
+
+def select_estimates(have, *, ns, n_repeats, estimators):
+    """The rows of ``have`` (rows of :func:`estimates_of_draws`, possibly overlapping) that make up
+    the table of ``ns`` x ``n_repeats`` x ``estimators``, in :func:`estimates_vs_n`'s order."""
+    order = {e: i for i, e in enumerate(estimators)}
+    keep = have[have["n"].isin([int(n) for n in ns]) & (have["repeat"] < int(n_repeats))
+                & have["estimator"].isin(list(estimators))]
+    keep = keep.drop_duplicates(["n", "repeat", "estimator"])
+    keep = keep.assign(_order=keep["estimator"].map(order)).sort_values(["n", "repeat", "_order"])
+    return keep.drop(columns="_order").reset_index(drop=True)
 
 
 def estimates_study(kind, params=(), *, ns=(250, 500, 1000, 2000), n_repeats=10, estimators=None, notion="top-label",
@@ -523,7 +588,8 @@ def summarise_coverage(df):
 DEFAULT_THETAS = tuple(np.round(np.linspace(0.5, 1.5, 41), 6))
 
 
-def figure1(*, n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes=5, alpha=0.04, distortion=0.3):
+def figure1(*, n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_classes=5, alpha=0.04, distortion=0.3,
+            first_seed=0, progress=None):
     """The paper's Figure 1: the risk of h_theta against theta, over repeated seeds.
 
     The data are the paper's simulation; h_theta(p, p') = <p - softmax(theta/distortion
@@ -531,6 +597,11 @@ def figure1(*, n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_clas
     log p = distortion log P + constant, theta = 1 recovers the true conditional P and the
     expected risk is minimised there. The estimator has no fitted part, so every draw is
     held-out data for it.
+
+    Data set ``seed`` (``first_seed`` to ``first_seed + n_seeds - 1``) is drawn from
+    (random_state, seed), so more data sets extend the table without changing its rows (the
+    Learn page computes only the data sets a larger "Seeds" setting adds). ``progress``: called
+    as ``progress(done, total, message)`` after every data set.
 
     Returns
     -------
@@ -544,15 +615,20 @@ def figure1(*, n=500, n_seeds=100, thetas=DEFAULT_THETAS, random_state=0, n_clas
         raise ConfigError(f"n_seeds must be a positive whole number, got {n_seeds!r}.")
     if int(n) != n or n < 2:
         raise ConfigError(f"n must be a whole number of at least 2, got {n!r}.")
-    out = np.empty((int(n_seeds), len(thetas)))
-    for s in range(int(n_seeds)):
+    if isinstance(first_seed, bool) or int(first_seed) != first_seed or first_seed < 0:
+        raise ConfigError(f"first_seed must be a whole number of at least 0, got {first_seed!r}.")
+    seeds = np.arange(int(first_seed), int(first_seed) + int(n_seeds))
+    out = np.empty((len(seeds), len(thetas)))
+    for i, s in enumerate(seeds):
         sim = dirichlet_simulation(int(n), n_classes, alpha, distortion, random_state=_seed(random_state, s))
         U = residuals(sim.probs, sim.labels, "canonical")
         # softmax(theta/distortion * log p) = softmax(theta * log P): from the exact log P,
         # finite even where P underflows.
         V = sim.probs[None] - softmax(thetas[:, None, None] * sim.log_true_probs[None], axis=2)
-        out[s] = path_risks(U, [(v, None) for v in V])
-    seeds, th = np.meshgrid(np.arange(int(n_seeds)), thetas, indexing="ij")
+        out[i] = path_risks(U, [(v, None) for v in V])
+        if progress is not None:
+            progress(i + 1, len(seeds), f"data set {i + 1} of {len(seeds)}")
+    seeds, th = np.meshgrid(seeds, thetas, indexing="ij")
     return pd.DataFrame({"theta": th.ravel(), "seed": seeds.ravel(), "risk": out.ravel()})
 
 
@@ -566,7 +642,8 @@ def summarise_figure1(df):
     return out[["theta", "mean", "se", "count"]]
 
 
-__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_study", "summarise_estimates", "describe_bias",
+__all__ = ["SCENARIOS", "Scenario", "scenario", "estimates_vs_n", "estimates_of_draws", "missing_draws", "select_estimates",
+           "estimates_study", "summarise_estimates", "describe_bias",
            "BIAS_SE", "coverage_study",
            "summarise_coverage", "VERDICT",
            "figure1", "summarise_figure1", "DEFAULT_THETAS"]

@@ -62,7 +62,7 @@ else:
                 m1.selectbox("Label column", [None, *info.columns], **kept("src__label_column"),
                              help=HELP_SOURCE["label_column"],
                              format_func=lambda c: data.NO_LABEL_COLUMN if c is None else c)
-                m2.multiselect("Probability columns", list(info.columns), **kept("src__prob_columns"),
+                m2.multiselect("Probability columns", list(info.columns), **kept("src__prob_columns"), wrap=True,
                                help=HELP_SOURCE["prob_columns"])
         m3, m4 = st.columns(2)
         if data.wants_positive(info):
@@ -74,7 +74,7 @@ else:
             m4.text_input("Grouping columns", **kept("src__group_text"), on_change=clinical.type_groups,
                           args=(info,), help=HELP_SOURCE["group_columns"])
         elif info.table:
-            m4.multiselect("Grouping columns", data.group_choices(info), **kept("src__group_columns"),
+            m4.multiselect("Grouping columns", data.group_choices(info), **kept("src__group_columns"), wrap=True,
                            help=HELP_SOURCE["group_columns"], on_change=clinical.groups_kept)
     st.selectbox("The numbers are", list(data.KIND_LABELS), **kept("src__kind"), format_func=data.KIND_LABELS.get,
                  help=HELP_SOURCE["kind"])

@@ -45,13 +45,14 @@ def remember_estimators():
     ss["view__lab_wanted"] = ss["view__lab_estimators"] + [e for e in ss["view__lab_wanted"] if e not in ests]
 
 
-estimators = c1.multiselect("Estimators", ests, **kept("view__lab_estimators"), help=HELP["estimators"],
+estimators = c1.multiselect("Estimators", ests, **kept("view__lab_estimators"), help=HELP["estimators"], wrap=True,
                             on_change=remember_estimators)
 if hidden:
     c1.caption(f"Not defined for {notion} calibration, so left out here (kept for the other notions): "
                f"{', '.join(hidden)}.")
 ss.setdefault("view__lab_ns", [250, 500, 1000])
-ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], **kept("view__lab_ns"), help=H["ns"])
+ns = c2.multiselect("Sample sizes", [100, 250, 500, 1000, 2000, 5000], **kept("view__lab_ns"), help=H["ns"],
+                    wrap=True)
 ss.setdefault("view__lab_repeats", 5)
 repeats = c3.slider("Draws per size", 2, 30, **kept("view__lab_repeats"), help=H["repeats"])
 ss.setdefault("view__lab_seed", 0)

@@ -239,7 +239,7 @@ def test_a_cancel_never_starts_a_copy_and_run_again_starts_one():
         at.session_state[seed_key] = 28028
     pool, blockers = fill_the_pool()
     try:
-        for page, kind, n_jobs in ((LEARN, "lab_estimates", 2), (COMPARE, "compare", 1)):
+        for page, kind, n_jobs in ((LEARN, "lab_draws", 2), (COMPARE, "compare", 1)):
             at.switch_page(page)
             run_once(at)
             no_exception(at)
@@ -258,7 +258,7 @@ def test_a_cancel_never_starts_a_copy_and_run_again_starts_one():
             run_once(at)
             assert page_jobs(at, kind) == [key] and len(at.session_state["jobs"]) == 1
             assert pool.counts()["queued"] == 1
-            if kind == "lab_estimates":
+            if kind == "lab_draws":
                 click(at, "cancel__")
         # A job whose process dies is not the data's fault: its message says so and offers Run again.
         (key,) = page_jobs(at, "compare")

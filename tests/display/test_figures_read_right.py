@@ -5,6 +5,7 @@ names as panel titles, interval bars that show beside their markers."""
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import calibdash as cd
@@ -168,6 +169,21 @@ def test_learn_table_is_in_the_charts_unit():
     np.testing.assert_allclose(line.y, points["mean"])
     axis = plots.lab_estimates_figure(summary, est["truth"].iloc[0]).layout.xaxis
     assert list(axis.ticktext) == ["200"]
+
+
+def test_an_estimator_keeps_its_colour_whichever_estimators_are_shown():
+    # Issue 27: Learn's lines changed colour between views (the colour was the line's place in the chart).
+    from calibdash.estimators.registry import REGISTRY
+
+    def colours(names):
+        rows = [dict(n=n, estimator=e, mean=0.1, sd=0.01, se_mean=0.005, bias=0.0, rmse=0.01, truth=0.1, repeats=2)
+                for n in (100, 200) for e in names]
+        fig = plots.lab_estimates_figure(pd.DataFrame(rows), 0.1)
+        return {t.name: t.line.color for t in fig.data if t.name in names}
+
+    assert colours(["bins", "kde"])["kde"] == colours(["kde", "temperature"])["kde"] == colours(["temperature", "kde"])["kde"]
+    every = colours(list(REGISTRY))
+    assert len(set(every.values())) == len(REGISTRY) and every == {e: plots.estimator_color(e) for e in REGISTRY}
 
 
 def binary(class_names=None):

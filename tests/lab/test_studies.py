@@ -494,6 +494,47 @@ def test_estimates_study_is_estimates_vs_n_with_its_summary_and_truth():
         lab.estimates_study("logistic", (("distortion", 1.0),), ns=(100,), n_repeats=2)
 
 
+# -- a table grown a piece at a time (the Learn page computes only what a setting adds: issue 27) ---
+def test_a_table_grown_draw_by_draw_equals_the_whole_table():
+    sc = lab.scenario("dirichlet", distortion=0.5)
+    ests = ["bins", "kde", "temperature"]
+    whole = lab.estimates_vs_n(sc, ns=[100, 200], n_repeats=2, estimators=ests, random_state=5)
+    # the same table built from three pieces: one size with one estimator, its other estimators, the other size
+    first = lab.estimates_of_draws(sc, draws=[(100, 0, ["kde"]), (100, 1, ["kde"])], random_state=5)
+    todo = lab.missing_draws(first, ns=[100, 200], n_repeats=2, estimators=ests)
+    assert todo == [(100, 0, ("bins", "temperature")), (100, 1, ("bins", "temperature")),
+                    (200, 0, tuple(ests)), (200, 1, tuple(ests))]
+    rest = lab.estimates_of_draws(sc, draws=todo, random_state=5)
+    assert first.attrs["evaluations"] == 2 and rest.attrs["evaluations"] == 4
+    have = pd.concat([rest, first, first], ignore_index=True)  # in any order, with repeats
+    assert lab.missing_draws(have, ns=[100, 200], n_repeats=2, estimators=ests) == []
+    pd.testing.assert_frame_equal(lab.select_estimates(have, ns=[100, 200], n_repeats=2, estimators=ests), whole)
+    # fewer draws, sizes or estimators come out of the same rows, equal to a fresh computation
+    part = lab.select_estimates(have, ns=[200], n_repeats=1, estimators=["temperature", "bins"])
+    pd.testing.assert_frame_equal(
+        part, lab.estimates_vs_n(sc, ns=[200], n_repeats=1, estimators=["temperature", "bins"], random_state=5))
+    assert lab.missing_draws(None, ns=[100], n_repeats=1, estimators=["bins"]) == [(100, 0, ("bins",))]
+
+
+def test_estimates_of_draws_reports_its_progress():
+    calls = []
+    lab.estimates_of_draws(lab.scenario("logistic"), draws=[(60, 0), (80, 0)], estimators=["bins"],
+                           progress=lambda *a: calls.append(a))
+    assert [c[:2] for c in calls] == [(1, 2), (2, 2)]
+
+
+def test_figure1_grown_data_set_by_data_set_equals_the_whole_figure():
+    kw = dict(n=60, thetas=[0.6, 1.0, 1.4], random_state=7)
+    whole = lab.figure1(n_seeds=5, **kw)
+    calls = []
+    parts = pd.concat([lab.figure1(n_seeds=2, **kw), lab.figure1(n_seeds=3, first_seed=2, progress=lambda *a: calls.append(a), **kw)],
+                      ignore_index=True)
+    pd.testing.assert_frame_equal(parts, whole)
+    assert [c[:2] for c in calls] == [(1, 3), (2, 3), (3, 3)]
+    with pytest.raises(ConfigError, match="first_seed"):
+        lab.figure1(first_seed=-1, **kw)
+
+
 # -- describe_bias: the Learn page's sentence about what its chart shows (issue 27) ----------------
 def bias_summary(means, truth=0.10, sd=0.01, repeats=5):
     """A summarise_estimates frame at n = 1000 (and a smaller n it must ignore) with the given means."""
