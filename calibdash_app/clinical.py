@@ -23,7 +23,7 @@ from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash.reporting.validation import metrics_csv
 from calibdash_app.data import current_dataset, type_columns
-from calibdash_app.downloads import download_name
+from calibdash_app.downloads import built, download_name
 from calibdash_app.help import HELP_VALIDATE
 from calibdash_app.runs import job_result
 from calibdash_app.session import job_pool, kept
@@ -306,9 +306,10 @@ def recalibrated_frame(v, pred, cls):
 
 
 def recalibrated_download(container, v, label, pred, cls):
-    """The "Recalibrated risks (CSV)" download, built when it is clicked."""
+    """The "Recalibrated risks (CSV)" download (built once: :func:`calibdash_app.downloads.built`)."""
+    data = built("recalibrated risks", (v, pred), (cls,), lambda: csv_text(recalibrated_frame(v, pred, cls)))
     container.download_button(
-        "Recalibrated risks (CSV)", lambda: csv_text(recalibrated_frame(v, pred, cls)).encode("utf-8"),
+        "Recalibrated risks (CSV)", data,
         download_name("recalibrated_risks", "csv", file_label(label, pred, cls)), "text/csv",
         key="dl_val_recalibrated", on_click="ignore",
         help="Every row with its outcome, the model's risk and the risk after the intercept update and after the "
@@ -323,14 +324,15 @@ def file_label(label, pred, cls):
 
 
 def report_download(container, v, label, pred, cls):
-    """The "Validation report (HTML)" download, built when it is clicked."""
+    """The "Validation report (HTML)" download (built once: :func:`calibdash_app.downloads.built`)."""
     name = file_label(label, pred, cls)
     seed = v.config.get("random_state")
     csv_name = download_name("validation_metrics", "csv", name, random_state=seed)
+    data = built("validation report", (v, pred), (str(label), csv_name),
+                 lambda: cd.validation_report(v, title=f"Validation report: {label}", made_by="app",
+                                              results_file=csv_name, predictions=pred))
     container.download_button(
-        "Validation report (HTML)",
-        lambda: cd.validation_report(v, title=f"Validation report: {label}", made_by="app",
-                                     results_file=csv_name, predictions=pred).encode("utf-8"),
+        "Validation report (HTML)", data,
         download_name("validation_report", "html", name, random_state=seed), "text/html", key="dl_val_report",
         on_click="ignore",
         help="A self-contained HTML document ordered like TRIPOD+AI's items on model performance: data and outcome, "
@@ -342,8 +344,9 @@ def report_download(container, v, label, pred, cls):
 def metrics_download(container, v, label, pred, cls):
     """The "Metrics (CSV)" download: every metric, class and group at full precision."""
     name = file_label(label, pred, cls)
+    data = built("validation metrics", (v,), (), lambda: metrics_csv(v))
     container.download_button(
-        "Metrics (CSV)", lambda: metrics_csv(v).encode("utf-8"), download_name("validation_metrics", "csv", name,
+        "Metrics (CSV)", data, download_name("validation_metrics", "csv", name,
                                                                   random_state=v.config.get("random_state")),
         "text/csv", key="dl_val_metrics", on_click="ignore",
         help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",

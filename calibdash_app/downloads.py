@@ -1,6 +1,15 @@
 """The pages' downloads and their file names: the Results page's full results (JSON) and HTML
-report (with a cache of the latest reports, shared by sessions) and the Compare page's report.
-Each file is built when its button is clicked."""
+report, the Compare page's report and the Validate page's files, built before their buttons are
+shown and kept in a cache shared by sessions (:func:`built`).
+
+Why not built when clicked: Streamlit's deferred downloads (a callable as the button's data)
+leave the generated file referenced by no session, and every script run of any session (a
+job's progress refreshes every second) collects such files: the second collection after the
+click deletes it, so when two runs anywhere on the server end between the click and the
+browser's fetch, the click gives no file ("Deferred file ... not found" in the server's log;
+one click in about 200 in a full browser test run). A file given as bytes belongs to the
+page that shows its button until that page is rerun without it, so it is always there to fetch.
+"""
 
 from __future__ import annotations
 
@@ -10,32 +19,42 @@ import calibdash as cd
 from calibdash.deprecation import renamed_parameters
 from calibdash.evaluation.evaluations import Evaluations
 
-# -- HTML report (for the report download; calibdash.reporting.html builds it) -------------
-_REPORTS = {}  # the latest few reports, shared by sessions: one is several megabytes
-_REPORTS_LOCK = threading.Lock()
+# -- the files, built once per result and shared by sessions -------------------------------
+_BUILT = {}  # the latest few files: (kind, key) -> (the objects keyed by their id, bytes)
+_BUILT_LOCK = threading.Lock()
+MAX_BUILT = 12  # a report is several megabytes; a page shows at most three built files
+
+
+def built(kind, objects, extra, build):
+    """``build()`` (bytes) for the ``objects`` (by identity) and the hashable ``extra`` (title, file
+    name, class...), from the cache when built before.
+
+    The cache is keyed by everything the file renders: the very result and data objects (by
+    identity, held by the entry so that no other object takes their id) with ``extra``. Keyed by
+    the numbers and settings alone, it showed one session's class and file names in another
+    session's report (issue 28); sessions share an entry only when they share those objects (the
+    demo data and a shared job's results).
+    """
+    key = (kind, tuple(id(o) for o in objects), extra)
+    with _BUILT_LOCK:
+        if key in _BUILT:
+            _BUILT[key] = _BUILT.pop(key)  # the most recently used, the last dropped
+            return _BUILT[key][-1]
+    data = build()
+    data = data.encode("utf-8") if isinstance(data, str) else data
+    with _BUILT_LOCK:
+        _BUILT[key] = (tuple(objects), data)
+        while len(_BUILT) > MAX_BUILT:
+            _BUILT.pop(next(iter(_BUILT)))
+    return data
 
 
 def report_bytes(results, pred, title=None, *, results_file=None):
-    """The self-contained HTML report of ``results`` ({notion: EvaluationResult}) on ``pred``, as UTF-8.
-
-    Runs outside the script thread (a deferred download), so it keeps its cache in this
-    module, not in the session. The cache is keyed by everything the report renders: the very
-    Predictions and result objects (by identity, held by the entry so that no other object
-    takes their id) with the title and file name. Keyed by the numbers and settings alone, it
-    showed one session's class and file names in another session's report (issue 28); sessions
-    share an entry only when they share those objects (the demo data and a shared job's results).
-    """
-    key = (id(pred), title, results_file, tuple((n, id(r)) for n, r in results.items()))
-    with _REPORTS_LOCK:
-        if key in _REPORTS:
-            return _REPORTS[key][-1]
+    """The self-contained HTML report of ``results`` ({notion: EvaluationResult}) on ``pred``, as UTF-8
+    (cached by :func:`built`)."""
     # The provenance names the Results page's JSON download, the file the app offers beside the report.
-    data = cd.report(results, pred, title=title, results_file=results_file, made_by="app").encode("utf-8")
-    with _REPORTS_LOCK:
-        _REPORTS[key] = (pred, dict(results), data)
-        while len(_REPORTS) > 4:
-            _REPORTS.pop(next(iter(_REPORTS)))
-    return data
+    return built("report", (pred, *results.values()), (title, results_file, tuple(results)),
+                 lambda: cd.report(results, pred, title=title, results_file=results_file, made_by="app"))
 
 
 def file_slug(label):
@@ -63,10 +82,12 @@ def results_file_name(results, label):
 
 def results_download(container, results, label):
     """The "Full results (JSON)" download: every notion evaluated, in calibdash's one result
-    format, named after the data and the seed; built when it is clicked."""
+    format, named after the data and the seed."""
     results = dict(results)
+    data = built("json", tuple(results.values()), (str(label), tuple(results)),
+                 lambda: Evaluations.of(results, name=str(label)).to_json(indent=1))
     container.download_button(
-        "Full results (JSON)", lambda: Evaluations.of(results, name=str(label)).to_json(indent=1),
+        "Full results (JSON)", data,
         results_file_name(results, label), "application/json", key="dl_json", on_click="ignore",
         help="Every notion's results, reloadable with calibdash.evaluation.evaluations.Evaluations.from_json "
              "(or `calibdash rerun FILE` to recompute and compare every number).",
@@ -74,11 +95,11 @@ def results_download(container, results, label):
 
 
 def report_download(container, results, pred, label):
-    """The "Report (HTML)" download button; the report is built when it is clicked."""
+    """The "Report (HTML)" download button (the report built by :func:`report_bytes`)."""
     results = dict(results)
     container.download_button(
         "Report (HTML)",
-        lambda: report_bytes(results, pred, title=f"Calibration report: {label}", results_file=results_file_name(results, label)),
+        report_bytes(results, pred, title=f"Calibration report: {label}", results_file=results_file_name(results, label)),
         download_name("calibdash_report", "html", label, random_state=result_seed(results)), "text/html", key="dl_report",
         on_click="ignore",
         help="A self-contained HTML document: data fingerprint, configuration and seed, library versions, verdict, "
@@ -94,11 +115,12 @@ def comparison_file_name(what, ext, res):
 
 
 def comparison_report_download(container, res, models):
-    """The Compare page's "Report (HTML)" download (:func:`calibdash.reporting.html.comparison_report`),
-    built when it is clicked."""
+    """The Compare page's "Report (HTML)" download (:func:`calibdash.reporting.html.comparison_report`)."""
     models = dict(models)
+    data = built("comparison report", (res, *models.values()), tuple(models),
+                 lambda: cd.comparison_report(res, models))
     container.download_button(
-        "Report (HTML)", lambda: cd.comparison_report(res, models).encode("utf-8"),
+        "Report (HTML)", data,
         comparison_file_name("calibdash_comparison", "html", res), "text/html", key="dl_cmp_report", on_click="ignore",
         help="A self-contained HTML document: the comparison's tables and figures, settings and seed, every model's data "
              "fingerprint, library versions and references with BibTeX. Opens offline in any browser.",

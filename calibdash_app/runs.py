@@ -381,20 +381,20 @@ def _kept_rows(prefix):
     return rows
 
 
-def _lab_job(prefix, todo, fn, kwargs, *, title, units=0, button=None):
+def _lab_job(prefix, todo, fn, kwargs, *, title, what, units=0, button=None):
     # The job computing the rows ``todo`` of the table ``prefix``: started at once when it is small
     # (or has no ``button``), else once its Run button (``button``: its key and label) is pressed.
     ss = st.session_state
     key = (*prefix, tuple(todo))
     pressed = ss.setdefault("lab_run_pressed", set())
     if button is not None and units > LAB_AUTO_RUN_UNITS and key not in ss["jobs"] and key not in pressed and key not in ss["job_errors"]:
-        st.info(f"These settings need {len(todo):,} new {title} ({units:,} rows x estimators to evaluate): "
+        st.info(f"These settings need {len(todo):,} new {what} ({units:,} rows x estimators to evaluate): "
                 "press Run to compute them. Settings already computed show at once.", icon=":material/schedule:")
         if st.button(button[1], key=button[0], type="primary"):
             pressed.add(key)
             st.rerun()
         return None
-    return job_result(key, fn, kwargs, title=f"Simulating ({len(todo):,} new {title})",
+    return job_result(key, fn, kwargs, title=f"{title} ({len(todo):,} new {what})",
                       store="lab_results", page="Learn")
 
 
@@ -413,8 +413,8 @@ def lab_estimates(kind, params, ns, n_repeats, estimators, notion, random_state)
     if todo:
         units = sum(n * len(ests) for n, _, ests in todo)
         kwargs = dict(scenario=sc, draws=todo, notion=notion, random_state=random_state)
-        rows = _lab_job(prefix, todo, studies.estimates_of_draws, kwargs, units=units, title="draws",
-                        button=("lab_run_estimates", "Run the simulation"))
+        rows = _lab_job(prefix, todo, studies.estimates_of_draws, kwargs, title="Simulating and estimating", what="draws",
+                        units=units, button=("lab_run_estimates", "Run the simulation"))
         if rows is None:
             return None
         have = _kept_rows(prefix)
@@ -436,7 +436,8 @@ def lab_figure1(n, n_seeds, random_state):
     if first is not None:
         # No Run button: the largest setting (200 data sets of 2,000 rows) takes about 5 s.
         kwargs = dict(n=n, n_seeds=n_seeds - first, first_seed=first, random_state=random_state)
-        rows = _lab_job(prefix, list(range(first, n_seeds)), studies.figure1, kwargs, title="data sets")
+        rows = _lab_job(prefix, list(range(first, n_seeds)), studies.figure1, kwargs, title="Computing the risks",
+                        what="data sets")
         if rows is None:
             return None
         have = _kept_rows(prefix)

@@ -14,38 +14,43 @@ APP = str(Path(__file__).resolve().parents[2] / "app.py")
 
 
 def test_results_page_offers_the_html_report_of_the_data_in_use(monkeypatch):
-    # The report is built only when the button is clicked (a deferred download), so the
-    # registered callable is caught here and called as Streamlit would on a click.
-    deferred = {}
-    original = MediaFileManager.add_deferred
+    # Every download is given its bytes (issue 27: a file built when clicked could be deleted
+    # before the browser fetched it): the files registered with Streamlit are caught here.
+    files = {}
+    original = MediaFileManager.add
 
-    def spy(self, data_callable, mimetype, coordinates, file_name=None, **kwargs):
-        deferred[file_name] = (data_callable, mimetype)
-        return original(self, data_callable, mimetype, coordinates, file_name=file_name, **kwargs)
+    def spy(self, path_or_data, mimetype, coordinates, file_name=None, is_for_static_download=False):
+        if is_for_static_download:
+            files[file_name] = (path_or_data, mimetype)
+        return original(self, path_or_data, mimetype, coordinates, file_name=file_name,
+                        is_for_static_download=is_for_static_download)
 
-    monkeypatch.setattr(MediaFileManager, "add_deferred", spy)
+    monkeypatch.setattr(MediaFileManager, "add", spy)
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("calibdash_app/app_pages/results.py").run()
     assert not at.exception, [e.value for e in at.exception]
     buttons = {b.proto.label: b for b in at.get("download_button")}
     assert {"Summary (CSV)", "Risk curves (CSV)", "Full results (JSON)", "Report (HTML)"} <= set(buttons)
     assert buttons["Report (HTML)"].proto.help
+    assert not any(b.proto.deferred_file_id for b in buttons.values())  # none built when clicked
 
-    (name, (make, mimetype)), = [(k, v) for k, v in deferred.items() if k.endswith(".html")]
+    (name, (data, mimetype)), = [(k, v) for k, v in files.items() if k.endswith(".html")]
     assert name.startswith("calibdash_report_") and mimetype == "text/html"
     # the JSON download: every notion shown, in the one result format, reloadable
-    (json_name, (make_json, json_type)), = [(k, v) for k, v in deferred.items() if k.endswith(".json")]
+    (json_name, (json_data, json_type)), = [(k, v) for k, v in files.items() if k.endswith(".json")]
     assert json_name.startswith("results_") and json_type == "application/json"
-    loaded = Evaluations.from_json(make_json())
+    loaded = Evaluations.from_json(json_data.decode("utf-8"))
     (model,) = loaded
     assert list(loaded[model]) == list(next(iter(at.session_state["active"].values())))
-    html = make().decode("utf-8")
+    html = data.decode("utf-8")
     (sha, keys), = at.session_state["active"].items()  # the demo data's fingerprint and its notions
     assert html.startswith("<!DOCTYPE html>") and sha in html
     for notion in keys:
         assert f'id="{notion}"' in html
     assert html.count("plotly.js v") == 1 and "<script src=" not in html
-    assert make() is make()  # a second click is served from the cache
+    files.clear()
+    at.run()
+    assert files[name][0] is data  # the page's next run is served from the cache, not built again
 
 
 def test_the_shared_report_cache_never_shows_another_sessions_names():
