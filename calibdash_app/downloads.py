@@ -7,8 +7,9 @@ leave the generated file referenced by no session, and every script run of any s
 job's progress refreshes every second) collects such files: the second collection after the
 click deletes it, so when two runs anywhere on the server end between the click and the
 browser's fetch, the click gives no file ("Deferred file ... not found" in the server's log;
-one click in about 200 in a full browser test run). A file given as bytes belongs to the
-page that shows its button until that page is rerun without it, so it is always there to fetch.
+read from Streamlit 1.67's media_file_manager.py, not caught in the act). A file given as bytes
+belongs to the page that shows its button until that page is rerun without it, so it is always
+there to fetch. The cost: a report is built when its page first shows it (2.5 s for the demo's).
 """
 
 from __future__ import annotations

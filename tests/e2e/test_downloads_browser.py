@@ -3,8 +3,8 @@ twenty times with no pause, gives its file every time (in Debian's chromium agai
 ``streamlit run``). A download that reran the page made the next click on a report or JSON button
 fetch a file the server had already forgotten ("Deferred file ... not found"): no download. And a
 file built when clicked (a deferred download) belongs to no session, so that two script runs
-anywhere on the server before the browser fetched it deleted it (one click in about 200 of this
-test in a full run): every button is now given its bytes (calibdash_app/downloads.py)."""
+anywhere on the server before the browser fetches it delete it: every button is now given its
+bytes (calibdash_app/downloads.py)."""
 
 from .browser import new_session
 
