@@ -59,15 +59,24 @@ HELP_SOURCE = {
     "column from p0 to p999). The table has too many columns to list them here.",
 }
 
+# What a CSV download holds: data for programs, the API's numbers, not the tables' points.
+IN_FRACTIONS = "at full precision, in fractions as in the Python API (0.0303 is 3.03 percentage points)"
+
 # The Compare and Learn pages.
 HELP_COMPARE = {
+    "models_csv": f"One row per model, {IN_FRACTIONS}.",
+    "pairs_csv": f"One row per pair of models, {IN_FRACTIONS}: the difference of the squared errors (which the "
+    "p-value tests) with its interval, the p-value and each model's error.",
     "models": "The prediction sets to compare. They must be predictions for the same rows (the same patients, "
     "images...) in the same order, with the same labels.",
     "estimator": "One estimator measures every model, because estimators differ in their bias. 'auto' takes the one "
     "with the lowest validation risk summed over the models.",
-    "difference": "Difference of the squared calibration errors (model a minus model b), estimated on the same held-out "
-    "rows. Below 0: model a is better calibrated. The interval and p-value cover both which rows were held out (the "
-    "variance of the paired row differences) and which rows fitted the fold models (a jackknife over them).",
+    "difference": "Difference of the calibration errors (model a minus model b) in percentage points, estimated on the "
+    "same held-out rows. Below 0: model a is better calibrated. The interval and p-value cover both which rows were "
+    "held out (the variance of the paired row differences) and which rows fitted the fold models (a jackknife over "
+    "them). The p-value tests equal squared errors, which are equal errors; the interval takes that test's variance to "
+    "the errors' scale (the delta method), and is left blank when an error is within two standard errors of 0, where "
+    "the square root is not smooth.",
     "p_value": "Probability of a difference at least this large if both models were equally well calibrated. "
     "Below 0.05 is the usual threshold for 'the difference is real'.",
     "brier": "Brier score: mean squared distance between the probability vector and the true class (0 is perfect). "

@@ -562,20 +562,26 @@ def comparison_figure(comparison):
 
 
 def pairs_figure(comparison):
-    """Differences of squared calibration errors between pairs of models, with intervals.
+    """Differences of the calibration errors between pairs of models, in percentage points,
+    with their intervals (:func:`calibdash.evaluation.compare.error_difference_interval`; a pair
+    without one, an error near 0, shows its point alone and says so on hover). Red: p < 0.05,
+    the paired test of equal squared errors, that is of equal errors.
 
     Left of 0: the first model of the pair is better calibrated.
     """
-    p = comparison.pairs
+    p = comparison_pairs_points(comparison)
     labels = [f"{plot_text(a)} - {plot_text(b)}" for a, b in zip(p["model_a"], p["model_b"])]
     colors = [BEST if pv < 0.05 else LINE for pv in p["p_value"]]
+    x, low, high = (p[c].to_numpy(dtype=float) for c in ("error_difference", "error_difference_low", "error_difference_high"))
+    interval = [f"{lo:.2f} to {hi:.2f}" if np.isfinite(lo) else NO_PAIR_INTERVAL for lo, hi in zip(low, high)]
     fig = go.Figure(go.Scatter(
-        x=p["difference"], y=labels, mode="markers", marker=dict(color=colors, size=MARKER_PX), showlegend=False,
-        error_x=interval_bars((p["ci_high"] - p["difference"]).to_numpy(), (p["difference"] - p["ci_low"]).to_numpy()),
-        customdata=p[["ci_low", "ci_high", "p_value"]].to_numpy(),
-        hovertemplate="%{y}: %{x:.3g} (%{customdata[0]:.3g} to %{customdata[1]:.3g}), p = %{customdata[2]:.3g}<extra></extra>"))
+        x=x, y=labels, mode="markers", marker=dict(color=colors, size=MARKER_PX), showlegend=False,
+        error_x=interval_bars(np.nan_to_num(high - x), np.nan_to_num(x - low)),
+        customdata=np.column_stack([np.array(interval, dtype=object), p["p_value"].to_numpy()]),
+        hovertemplate="%{y}: %{x:.2f} points (%{customdata[0]}), p = %{customdata[1]:.3g}<extra></extra>"))
     fig.add_vline(x=0, line=dict(color=BASE, dash="dash"))
-    fig.update_layout(xaxis_title="difference of squared calibration errors (a - b);<br>below 0: a is better calibrated",
+    fig.update_layout(xaxis_title="difference of calibration errors (a - b), percentage points;<br>below 0: a is better "
+                                  "calibrated",
                       height=100 + 50 * len(labels), margin=dict(t=30, b=50, l=10, r=20),
                       title=dict(text="red: p < 0.05", font=dict(size=13)))
     return auto_margins(fig)
@@ -623,6 +629,21 @@ def comparison_models_points(models):
     errors (the CSV download keeps every column at full precision)."""
     shown = models.drop(columns=["squared_estimate", "squared_se"], errors="ignore")
     return shown.assign(**{c: 100 * shown[c] for c in COMPARISON_ERROR_COLUMNS})
+
+
+COMPARISON_PAIR_COLUMNS = ("error_difference", "error_difference_low", "error_difference_high", "estimate_a", "estimate_b")
+# What a pair without an interval of its difference of errors shows instead.
+NO_PAIR_INTERVAL = "no interval: an error is within two standard errors of 0"
+
+
+def comparison_pairs_points(comparison):
+    """The Compare page's pairs table: :meth:`calibdash.evaluation.compare.ComparisonResult.error_differences`
+    in percentage points, the unit of :func:`pairs_figure` (the two models, the difference of their errors
+    with its interval, the p-value and each model's error). The difference of the squared errors, which
+    the p-value tests, is left out; the CSV download keeps :attr:`ComparisonResult.pairs` at full
+    precision, in fractions."""
+    shown = comparison.error_differences()
+    return shown.assign(**{c: 100 * shown[c] for c in COMPARISON_PAIR_COLUMNS})
 
 
 # One colour per estimator, whichever estimators a view shows: Learn's lines changed colour when
@@ -699,5 +720,6 @@ def figure1_figure(df, max_seed_lines=20):
     return auto_margins(fig)
 
 
+__all__ += ["COMPARISON_PAIR_COLUMNS", "NO_PAIR_INTERVAL", "comparison_pairs_points"]
 __all__ += ["comparison_figure", "pairs_figure", "overlaid_reliability_figure", "LAB_ERROR_COLUMNS", "lab_summary_points",
             "lab_estimates_figure", "estimator_color", "figure1_figure"]

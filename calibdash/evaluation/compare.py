@@ -22,6 +22,14 @@ Design (README, "Comparing models"):
   studentised statistic ``D / se`` against Student's t with Welch-Satterthwaite degrees of
   freedom (the jackknife part has only k - 1); the interval is ``D +- t_q se``. Level and
   power are checked by simulation in ``tests/test_compare.py``.
+* **The difference of the errors themselves**, ``sqrt(SCE_a) - sqrt(SCE_b)``, is what a
+  reader compares (the app shows errors, not squares). Its interval is the delta method's:
+  the same two-part variance of the paired row values linearised at the two estimates,
+  ``h_a / (2 sqrt(SCE_a)) - h_b / (2 sqrt(SCE_b))``. The square root is not smooth at 0, so
+  when either squared estimate is within two standard errors of 0 the linearisation does
+  not hold and no interval is given (NaN); the p-value needs none of this: equal squared
+  errors are equal errors. :meth:`ComparisonResult.error_differences` computes it on demand
+  (``pairs`` keeps the squared differences the test is about).
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ import pandas as pd
 from scipy.stats import t as student_t
 
 from calibdash.core.notions import check_notion, validate
-from calibdash.core.uncertainty import check_level, holdout_error
+from calibdash.core.uncertainty import check_level, holdout_error, t_quantile
 from calibdash.errors import InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS
 from calibdash.evaluation.pipeline import evaluate
@@ -63,9 +71,10 @@ class ComparisonResult:
         ``ci_low``, ``ci_high`` (its interval), ``squared_estimate``, ``squared_se``.
     pairs : pandas.DataFrame
         One row per pair of models: ``model_a``, ``model_b``, ``difference`` (squared
-        error of a minus that of b), ``se``, ``ci_low``, ``ci_high``, ``p_value``,
-        ``estimate_a``, ``estimate_b`` (calibration errors), ``accuracy_difference``,
-        ``brier_difference``.
+        error of a minus that of b), ``se``, ``ci_low``, ``ci_high`` (its interval),
+        ``p_value`` (of "equal calibration errors"), ``estimate_a``, ``estimate_b``
+        (calibration errors), ``accuracy_difference``, ``brier_difference``. The
+        difference of the errors themselves is :meth:`error_differences`.
     estimator : str
         The estimator used for every model.
     results : dict
@@ -91,6 +100,37 @@ class ComparisonResult:
     config: dict = field(default_factory=dict)
     probs: dict = field(default_factory=dict, repr=False)
     labels: np.ndarray | None = field(default=None, repr=False)
+
+    def error_differences(self, *, level=None):
+        """The difference of the calibration errors of every pair, ``estimate_a - estimate_b``,
+        with its delta-method interval (:func:`error_difference_interval`).
+
+        Parameters
+        ----------
+        level : float or None
+            Coverage of the intervals; None is the comparison's (``config["level"]``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per pair, in the order of :attr:`pairs`: ``model_a``, ``model_b``,
+            ``error_difference``, ``error_difference_low``, ``error_difference_high`` (NaN
+            when either squared error is within two standard errors of 0), ``p_value`` (the
+            paired test of :attr:`pairs`: equal squared errors are equal errors),
+            ``estimate_a``, ``estimate_b``. Fractions, as every number of the API.
+        """
+        level = check_level(self.config.get("level", 0.95) if level is None else level)
+        values = {name: r.diagonals[self.estimator] for name, r in self.results.items()}
+        errs = {name: holdout_error(v) for name, v in values.items()}
+        rows = []
+        for r in self.pairs.itertuples():
+            low, high = error_difference_interval(values[r.model_a], errs[r.model_a], values[r.model_b], errs[r.model_b],
+                                                  level=level)
+            rows.append({"model_a": r.model_a, "model_b": r.model_b, "error_difference": r.estimate_a - r.estimate_b,
+                         "error_difference_low": low, "error_difference_high": high, "p_value": r.p_value,
+                         "estimate_a": r.estimate_a, "estimate_b": r.estimate_b})
+        return pd.DataFrame(rows, columns=["model_a", "model_b", "error_difference", "error_difference_low",
+                                           "error_difference_high", "p_value", "estimate_a", "estimate_b"])
 
 
 def _as_items(models):
@@ -157,6 +197,41 @@ def _inputs(models, y):
         d = P_ok.shape[1]
         out[name] = P_ok
     return out, y_ok
+
+
+def error_difference_interval(values_a, err_a, values_b, err_b, *, level=0.95):
+    """Interval of ``sqrt(SCE_a) - sqrt(SCE_b)``, the difference of two calibration errors
+    measured on the same holdout rows, by the delta method.
+
+    The square root is smooth away from 0, so the difference is, to first order, the mean
+    of the paired values ``h_a / (2 sqrt(SCE_a)) - h_b / (2 sqrt(SCE_b))``: its standard
+    error and degrees of freedom are those of that mean (:func:`holdout_error`, the holdout
+    rows and the fold fits), centred at the difference of the errors. Near 0 the square
+    root's slope is unbounded and the first order says nothing, so the interval is given
+    only when both squared estimates exceed two of their standard errors (the rule of
+    :func:`calibdash.core.uncertainty.root_se`).
+
+    Parameters
+    ----------
+    values_a, values_b : ndarray of shape (k, n)
+        Each model's ``h(z_i, z_i)`` by fold model on the shared holdout rows.
+    err_a, err_b : HoldoutError
+        ``holdout_error`` of ``values_a`` and ``values_b``.
+    level : float, default=0.95
+
+    Returns
+    -------
+    tuple of float
+        ``(low, high)``; ``(nan, nan)`` when either squared estimate is within two standard
+        errors of 0.
+    """
+    if err_a.estimate <= 2 * err_a.se or err_b.estimate <= 2 * err_b.se:
+        return float("nan"), float("nan")
+    root_a, root_b = np.sqrt(err_a.estimate), np.sqrt(err_b.estimate)
+    linear = holdout_error(np.asarray(values_a) / (2 * root_a) - np.asarray(values_b) / (2 * root_b))
+    half = t_quantile(level, linear.df) * linear.se
+    diff = float(root_a - root_b)
+    return diff - half, diff + half
 
 
 def compare(
@@ -311,4 +386,4 @@ def compare(
     )
 
 
-__all__ = ["compare", "ComparisonResult"]
+__all__ = ["compare", "ComparisonResult", "error_difference_interval"]

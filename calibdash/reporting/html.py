@@ -511,25 +511,31 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
                 + "<p>To rerun in Python: <code>cd.compare(models, notion=..., estimator=..., random_state=...)</code> "
                   "with the settings above and the same predictions (their fingerprints are below).</p></section>")
     rows = [(escape(r["model"]), num(r["accuracy"], ".4f"), num(r["brier"], ".4f"), escape(r["estimator"]), escape(r["hyperparameters"]),
-             num(r["val_risk"], ".5g"), num(r["estimate"], ".4f"), interval(r["ci_low"], r["ci_high"], ".4f"))
-            for _, r in comparison.models.iterrows()]
+             num(r["val_risk"], ".5g"), num(r["estimate"], ".2f"), interval(r["ci_low"], r["ci_high"], ".2f"))
+            for _, r in plots.comparison_models_points(comparison.models).iterrows()]
     body.append('<section id="models"><h2>Models</h2><p class="muted">The calibration error of each model on the holdout '
                 "rows (0 = calibrated) with its 95% interval; accuracy and the Brier score mix in how often the model is "
                 "right.</p>"
-                + table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error",
-                         "95% interval"], rows, numeric=(1, 2, 5, 6))
+                + table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error (points)",
+                         "95% interval (points)"], rows, numeric=(1, 2, 5, 6))
                 + figs.add(plots.comparison_figure(comparison), "Calibration error in percentage points with its 95% "
                            "interval, accuracy and Brier score of every model.", "comparison estimates")
                 + "</section>")
-    rows = [(escape(r["model_a"]), escape(r["model_b"]), num(r["difference"], ".4g"), num(r["se"], ".2g"),
-             interval(r["ci_low"], r["ci_high"], ".4g"), num(r["p_value"], ".3g"))
-            for _, r in comparison.pairs.iterrows()]
-    out = ['<section id="pairs"><h2>Differences between models</h2><p class="muted">The squared calibration error of '
-           "model a minus that of model b on the same holdout rows: below 0, model a is better calibrated. The p-value "
-           "is that of 'both models are equally well calibrated'.</p>",
-           table(["model a", "model b", "difference", "s.e.", "95% interval", "p-value"], rows, numeric=(2, 3, 5)),
-           figs.add(plots.pairs_figure(comparison), "Differences of squared calibration errors between pairs of models, "
-                    "with 95% intervals.", "comparison pairs")]
+    rows = [(escape(r["model_a"]), escape(r["model_b"]), num(r["error_difference"], ".2f"),
+             interval(r["error_difference_low"], r["error_difference_high"], ".2f")
+             if np.isfinite(r["error_difference_low"]) else escape(plots.NO_PAIR_INTERVAL),
+             num(r["p_value"], ".3g"), num(r["estimate_a"], ".2f"), num(r["estimate_b"], ".2f"))
+            for _, r in plots.comparison_pairs_points(comparison).iterrows()]
+    out = ['<section id="pairs"><h2>Differences between models</h2><p class="muted">The calibration error of model a '
+           "minus that of model b on the same holdout rows, in percentage points: below 0, model a is better calibrated. "
+           "The p-value is that of 'both models are equally well calibrated' (a paired test of their squared errors: "
+           "equal squares are equal errors); the interval is the delta method's, none when an error is within two "
+           "standard errors of 0. ComparisonResult.pairs (and the app's pairs download) has every column, the squared "
+           "differences among them, in fractions.</p>",
+           table(["model a", "model b", "difference of errors (points)", "95% interval (points)", "p-value",
+                  "error of a (points)", "error of b (points)"], rows, numeric=(2, 4, 5, 6)),
+           figs.add(plots.pairs_figure(comparison), "Differences of the calibration errors between pairs of models, in "
+                    "percentage points, with 95% intervals.", "comparison pairs")]
     if comparison.probs and comparison.labels is not None:
         tables = {name: rl.reliability_table(*rl.top_label(P, comparison.labels), n_bins=n_bins, n_resamples=n_resamples)
                   for name, P in comparison.probs.items()}

@@ -103,13 +103,22 @@ def show(res):
         p = "p < 0.001" if best["p_value"] < 0.001 else f"p = {best['p_value']:.3f}"
         st.markdown(f"**{code(better)}** is better calibrated than **{code(worse)}**: calibration errors of "
                     f"{100 * errors[better]:.2f} and {100 * errors[worse]:.2f} percentage points ({p}; the test "
-                    "compares their squared errors, as the chart below does).")
+                    "compares their squared errors: equal squares are equal errors).")
     else:
         st.markdown("No pair differs clearly in calibration (every p-value is at least 0.05).")
+    st.caption("Difference of the calibration errors (model a minus model b) in percentage points, with its 95% "
+               f"interval; a pair without one says why on hover (\"{plots.NO_PAIR_INTERVAL}\"), its table row is "
+               "blank there. Red: p < 0.05.")
     st.plotly_chart(plots.pairs_figure(res), key="cmp_pairs", width="stretch")
-    st.dataframe(res.pairs, key="cmp_pairs_table", hide_index=True, width="stretch", column_config={
-        "difference": st.column_config.NumberColumn("difference", format="%.4g", help=H["difference"]),
+    st.dataframe(plots.comparison_pairs_points(res), key="cmp_pairs_table", hide_index=True, width="stretch",
+                 column_config={
+        "error_difference": st.column_config.NumberColumn("difference of errors (points)", format="%.2f",
+                                                          help=H["difference"]),
+        "error_difference_low": st.column_config.NumberColumn("95% low (points)", format="%.2f", help=H["difference"]),
+        "error_difference_high": st.column_config.NumberColumn("95% high (points)", format="%.2f", help=H["difference"]),
         "p_value": st.column_config.NumberColumn("p-value", format="%.3g", help=H["p_value"]),
+        "estimate_a": st.column_config.NumberColumn("error of a (points)", format="%.2f"),
+        "estimate_b": st.column_config.NumberColumn("error of b (points)", format="%.2f"),
     })
 
     st.subheader("Reliability diagrams, overlaid")
@@ -120,9 +129,9 @@ def show(res):
 
     d1, d2, d3 = st.columns(3)
     d1.download_button("Models table (CSV)", csv_text(res.models), downloads.comparison_file_name("compare_models", "csv", res),
-                       "text/csv", key="dl_cmp_models", on_click="ignore", help="One row per model, full precision.")
+                       "text/csv", key="dl_cmp_models", on_click="ignore", help=H["models_csv"])
     d2.download_button("Pairs table (CSV)", csv_text(res.pairs), downloads.comparison_file_name("compare_pairs", "csv", res),
-                       "text/csv", key="dl_cmp_pairs", on_click="ignore", help="One row per pair of models: difference, interval, p-value.")
+                       "text/csv", key="dl_cmp_pairs", on_click="ignore", help=H["pairs_csv"])
     downloads.comparison_report_download(d3, res, models)
 
 

@@ -12,6 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 import calibdash as cd
+from calibdash.display import plots
 from calibdash.lab import studies as lab
 from calibdash.lab.demo import load_demo
 from calibdash.lab.simulation import dirichlet_simulation
@@ -101,6 +102,11 @@ def test_compare_default_view_matches_the_library(app):
     shown = at.dataframe[1].value  # models table, then pairs table
     assert list(shown["model_a"]) == ["digits: random forest"]
     np.testing.assert_allclose(shown["p_value"], want.pairs["p_value"], rtol=1e-9)
+    # issue 27: the pairs table and chart give the difference of the errors, in points, with its interval
+    cols = ["error_difference", "error_difference_low", "error_difference_high", "estimate_a", "estimate_b"]
+    np.testing.assert_allclose(shown[cols], 100 * want.error_differences()[cols], rtol=1e-12)
+    assert np.isfinite(shown["error_difference_low"]).all() and "difference" not in shown
+    assert any(plots.NO_PAIR_INTERVAL in c.value and "percentage points" in c.value for c in at.caption)
     # issue 27: the models table in the chart's unit, percentage points, and the verdict in points too
     models = at.dataframe[0].value
     np.testing.assert_allclose(models[["estimate", "ci_low", "ci_high"]], 100 * want.models[["estimate", "ci_low", "ci_high"]],

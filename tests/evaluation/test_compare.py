@@ -137,7 +137,10 @@ def test_numbers_against_explicit_recomputation(three_result, three_models):
     for name in names:
         f = res.results[name].folds
         folds[name] = f[f["estimator"] == res.estimator].sort_values("fold")["squared_estimate"].to_numpy()
-    for row in res.pairs.itertuples():
+    errors = res.error_differences()
+    assert list(errors["model_a"]) == list(res.pairs["model_a"]) and list(errors["model_b"]) == list(res.pairs["model_b"])
+    np.testing.assert_array_equal(errors["p_value"], res.pairs["p_value"])
+    for row, e in zip(res.pairs.itertuples(), errors.itertuples()):
         a, b = names.index(row.model_a), names.index(row.model_b)
         d = diags[a] - diags[b]  # paired row differences on the shared holdout rows
         vb = sum((v - d.mean()) ** 2 for v in d) / (n_test - 1) / n_test
@@ -150,6 +153,51 @@ def test_numbers_against_explicit_recomputation(three_result, three_models):
         assert row.p_value == pytest.approx(2 * student_t.sf(abs(diff) / np.sqrt(vb + vj), df), rel=1e-6, abs=1e-300)
         q = student_t.ppf(0.975, df)
         assert row.ci_high - row.ci_low == pytest.approx(2 * q * np.sqrt(vb + vj), rel=1e-8)
+        # the difference of the errors: the delta method's linearised row values, the same two parts
+        sq = res.models.set_index("model")
+        ra, rb = np.sqrt(sq.loc[row.model_a, "squared_estimate"]), np.sqrt(sq.loc[row.model_b, "squared_estimate"])
+        assert e.error_difference == pytest.approx(ra - rb, rel=1e-10)
+        lin = diags[a] / (2 * ra) - diags[b] / (2 * rb)
+        vb = sum((v - lin.mean()) ** 2 for v in lin) / (n_test - 1) / n_test
+        fl = folds[row.model_a] / (2 * ra) - folds[row.model_b] / (2 * rb)
+        vj = (k - 1) / k * sum((v - fl.mean()) ** 2 for v in fl)
+        q = student_t.ppf(0.975, (vb + vj) ** 2 / (vb**2 / (n_test - 1) + vj**2 / (k - 1)))
+        smooth = all(sq.loc[m, "squared_estimate"] > 2 * sq.loc[m, "squared_se"] for m in (row.model_a, row.model_b))
+        if smooth:
+            assert (e.error_difference_low, e.error_difference_high) == pytest.approx(
+                (ra - rb - q * np.sqrt(vb + vj), ra - rb + q * np.sqrt(vb + vj)), rel=1e-8)
+        else:
+            assert np.isnan(e.error_difference_low) and np.isnan(e.error_difference_high)
+
+
+def test_error_difference_interval_by_brute_force():
+    """The delta method's interval of sqrt(A) - sqrt(B) from fold-by-row values, by loops; none
+    when a squared error is within two standard errors of 0 (the square root is not smooth there)."""
+    from calibdash.core.uncertainty import holdout_error
+    from calibdash.evaluation.compare import error_difference_interval
+
+    rng = np.random.default_rng(28100)
+    k, n = 5, 400
+    common = rng.gamma(2.0, 0.02, n)  # the rows' shared difficulty: paired, it cancels
+    va = common + 0.03 + rng.normal(0, 0.01, (k, n))
+    vb = common + rng.normal(0, 0.01, (k, n))
+    ea, eb = holdout_error(va), holdout_error(vb)
+    assert ea.estimate > 2 * ea.se and eb.estimate > 2 * eb.se
+    ra, rb = np.sqrt(va.mean()), np.sqrt(vb.mean())
+    lin = [[va[f, i] / (2 * ra) - vb[f, i] / (2 * rb) for i in range(n)] for f in range(k)]
+    rows = [sum(lin[f][i] for f in range(k)) / k for i in range(n)]
+    m = sum(rows) / n
+    v_rows = sum((r - m) ** 2 for r in rows) / (n - 1) / n
+    folds = [sum(lin[f]) / n for f in range(k)]
+    mf = sum(folds) / k
+    v_fit = (k - 1) ** 2 / k * sum((x - mf) ** 2 for x in folds) / (k - 1)
+    df = (v_rows + v_fit) ** 2 / (v_rows**2 / (n - 1) + v_fit**2 / (k - 1))
+    half = student_t.ppf(0.975, df) * np.sqrt(v_rows + v_fit)
+    assert error_difference_interval(va, ea, vb, eb) == pytest.approx((ra - rb - half, ra - rb + half), rel=1e-10)
+    # paired, the rows' shared difficulty cancels: less than half the two errors' own delta-method spreads
+    assert half < 0.5 * 1.96 * (ea.se / (2 * ra) + eb.se / (2 * rb))
+    near_zero = rng.normal(0, 0.01, (k, n))
+    assert np.isnan(error_difference_interval(va, ea, near_zero, holdout_error(near_zero))).all()
 
 
 def test_over_confident_model_is_found_worse(three_result):
@@ -227,8 +275,12 @@ def test_comparison_figures_show_the_computed_numbers(three_result):
     np.testing.assert_allclose(fig.data[0].x, 100 * res.models["estimate"])
     np.testing.assert_allclose(fig.data[1].x, 100 * res.models["accuracy"])
     np.testing.assert_allclose(fig.data[2].x, res.models["brier"])
-    fig = plots.pairs_figure(res)
-    np.testing.assert_allclose(fig.data[0].x, res.pairs["difference"])
+    fig = plots.pairs_figure(res)  # issue 27: differences of the errors, in percentage points
+    np.testing.assert_allclose(fig.data[0].x, 100 * res.error_differences()["error_difference"])
+    assert "percentage points" in fig.layout.xaxis.title.text and "squared" not in fig.layout.xaxis.title.text
+    # the fixture's errors are all within two standard errors of 0: no interval, and the hover says why
+    assert res.error_differences()["error_difference_low"].isna().all()
+    assert all(c[0] == plots.NO_PAIR_INTERVAL for c in fig.data[0].customdata)
     assert list(fig.data[0].y) == [f"{a} - {b}" for a, b in zip(res.pairs["model_a"], res.pairs["model_b"])]
     tables = {name: rl.reliability_table(*rl.top_label(P, res.labels)) for name, P in res.probs.items()}
     fig = plots.overlaid_reliability_figure(tables)

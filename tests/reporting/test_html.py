@@ -7,9 +7,11 @@ report's content does not depend on the data's size.
 import re
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 
 import calibdash as cd
+from calibdash.display import plots
 from calibdash.display.verdict import verdict
 from calibdash.estimators.registry import REGISTRY
 from calibdash.lab.simulation import dirichlet_simulation
@@ -295,11 +297,15 @@ def test_comparison_report_is_self_contained_and_holds_the_comparisons_numbers(c
     assert not re.search(r"url\(\s*['\"]?https?:", doc) and not re.search(r"<(img|iframe)\b", doc)
     assert doc.count(PLOTLY_SIGNATURE) == 1 and _figure_count(doc) == 3 == doc.count("Plotly.newPlot(")
     # the models' and the pairs' numbers, the settings and seed, the fingerprints, the versions, the references
+    # issue 27: calibration errors and their differences in percentage points, as in the app
     for _, r in cmp.models.iterrows():
-        assert f"{r['estimate']:.4f}" in doc and f"{r['accuracy']:.4f}" in doc and f"{r['brier']:.4f}" in doc
-    pair = cmp.pairs.iloc[0]
-    assert f"{pair['difference']:.4g}" in doc and f"{pair['p_value']:.3g}" in doc
-    assert f"{pair['ci_low']:.4g} to {pair['ci_high']:.4g}" in doc
+        assert f"{100 * r['estimate']:.2f}" in doc and f"{r['accuracy']:.4f}" in doc and f"{r['brier']:.4f}" in doc
+        assert f"{100 * r['ci_low']:.2f} to {100 * r['ci_high']:.2f}" in doc
+    pair = cmp.error_differences().iloc[0]
+    assert f'<td class="num">{100 * pair["error_difference"]:.2f}</td>' in doc and f"{pair['p_value']:.3g}" in doc
+    low, high = pair["error_difference_low"], pair["error_difference_high"]
+    assert (f"{100 * low:.2f} to {100 * high:.2f}" if np.isfinite(low) else plots.NO_PAIR_INTERVAL) in doc
+    assert "<th>difference of errors (points)</th>" in doc and "<th>calibration error (points)</th>" in doc
     assert all(res.config["data_sha256"] in doc for res in cmp.results.values())
     assert "<th>seed</th><td>3</td>" in doc and "<th>estimator</th><td>kde</td>" in doc
     versions = next(iter(cmp.results.values())).config["versions"]
