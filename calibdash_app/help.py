@@ -27,6 +27,11 @@ HELP = {
     "them), the squared kernel calibration error (SKCE) with its test of 'the model is calibrated', and the "
     "variational estimators of Berta et al. (a lower bound). The risk cannot rank them: they are not of its form.",
     "fifteen": FIFTEEN_BIN_HELP,
+    "sqrt_risk": "The square root of the validation risk, times 100, as in the paper's tables: a score that ranks the "
+    "estimators (lower is better), on the scale of the risk, not an estimate of the calibration error (that is the "
+    "column 'calibration error', in percentage points).",
+    "summary_csv": "One row per estimator, every column of the result's summary at full precision; estimates and "
+    "intervals in fractions as in the Python API (0.0303 is 3.03 percentage points).",
     "test_size": "Fraction of rows held out and used only for the final estimate, never for choosing.",
     "n_folds": "Cross-validation folds on the remaining rows, used to compute the risk of every setting.",
     "seed": "Random seed of the split, so a run can be repeated exactly.",

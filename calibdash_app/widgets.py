@@ -73,14 +73,15 @@ def show_no_result():
     st.page_link(page_path("evaluate"), label="Go to Evaluate", icon=":material/play_arrow:")
 
 
-def number_table(df, *, key, numbers, column_config=None):
+def number_table(df, *, key, numbers, column_config=None, pinned=()):
     """``st.dataframe`` of ``df`` with the columns of ``numbers`` ({column: (label, format spec, help)})
     shown as right-aligned text wide enough for every value (a minus sign is never clipped) and
-    missing values blank (not a grey "None"): :func:`calibdash.display.tables.formatted`."""
+    missing values blank (not a grey "None"): :func:`calibdash.display.tables.formatted`. The
+    columns of ``pinned`` stay in view when the table scrolls sideways on a narrow screen."""
     table = tables.formatted(df, {c: spec for c, (_, spec, _) in numbers.items()})
     config = dict(column_config or {})
     for col, (label, _, help_) in numbers.items():
         if col in table:
             config[col] = st.column_config.TextColumn(label, help=help_, alignment="right",
-                                                      width=tables.text_width(table[col], label))
+                                                      width=tables.text_width(table[col], label), pinned=col in pinned)
     st.dataframe(table, key=key, hide_index=True, width="stretch", column_config=config)

@@ -13,6 +13,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from calibdash.display.units import quantity_scale, quantity_unit
 from calibdash.errors import InputError
 from calibdash.estimators.registry import REGISTRY, parameter
 from calibdash.evaluation.verdict import judge
@@ -482,9 +483,7 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
     return auto_margins(fig)
 
 
-# Estimates on the scale of a calibration error are shown in percentage points.
 QUANTITY_GAP_PX = 75
-_PERCENT_QUANTITIES = ("calibration error (L2)", "L1 calibration error")
 
 
 def estimates_by_quantity(result):
@@ -509,10 +508,10 @@ def estimates_by_quantity(result):
     height = sum(panels) + (len(groups) - 1) * QUANTITY_GAP_PX + margin["t"] + margin["b"]
     fig = make_subplots(rows=len(groups), cols=1, row_heights=panels,
                         vertical_spacing=subplot_spacing(QUANTITY_GAP_PX, height, margin) if len(groups) > 1 else 0,
-                        subplot_titles=[f"{q} ({'percentage points' if q in _PERCENT_QUANTITIES else 'raw'})" for q in groups])
+                        subplot_titles=[f"{q} ({quantity_unit(q)})" for q in groups])
     for i, q in enumerate(groups, start=1):
         g = [r for r in rows if r["quantity"] == q][::-1]
-        scale = 100.0 if q in _PERCENT_QUANTITIES else 1.0
+        scale = quantity_scale(q)  # calibration errors in percentage points, the others on their own scale
         est = np.array([r["estimate"] for r in g]) * scale
         low = np.array([r["low"] for r in g]) * scale
         high = np.array([r["high"] for r in g]) * scale

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from calibdash.display import plots
+from calibdash.display import plots, units
 from calibdash.display.text import code
 from calibdash.display.verdict import verdict
 from calibdash.io.export import csv_text
@@ -37,15 +37,16 @@ def show(results):
     st.plotly_chart(plots.forest_plot(res), key="forest", width="stretch")
 
     st.subheader("Summary table", help=HELP["paired"])
-    widgets.number_table(res.summary_with_reference(), key="summary_table", numbers={
+    widgets.number_table(units.summary_points(res), key="summary_table", pinned=("estimate",), numbers={
+        "estimate": ("calibration error (points)", ".2f", "Estimated error in percentage points (0 = calibrated)."),
+        "ci_low": ("95% low (points)", ".2f", HELP["interval"]),
+        "ci_high": ("95% high (points)", ".2f", HELP["interval"]),
         "val_risk": ("risk", ".5g", HELP["risk"]),
         "risk_diff": ("risk above best", ".3g", HELP["paired"]),
         "risk_diff_se": ("its s.e.", ".2g", None),
-        "sqrt_risk_x100": ("sqrt(risk) x100", ".3f", "As in the paper's tables."),
-        "estimate": ("calibration error", ".4f", "Estimated error (0 = calibrated)."),
-        "ci_low": ("95% low", ".4f", HELP["interval"]),
-        "ci_high": ("95% high", ".4f", HELP["interval"]),
+        "sqrt_risk_x100": ("100 √risk (a score, not an error)", ".3f", HELP["sqrt_risk"]),
     }, column_config={
+        "estimator": st.column_config.TextColumn("estimator", pinned=True),
         "tied": st.column_config.CheckboxColumn("tied with best", help=HELP["paired"]),
         "at_grid_edge": st.column_config.CheckboxColumn("at grid edge", help="The chosen value is the smallest or largest tried."),
     })
@@ -55,21 +56,23 @@ def show(results):
                "an L1 error, a squared kernel error and an L2 error are different numbers, never to be compared "
                "across panels. Red: the estimator the risk selected.")
     st.plotly_chart(plots.estimates_by_quantity(res), key="estimates_by_quantity", width="stretch")
-    if len(res.others):
-        widgets.number_table(res.others[["quantity", "estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value",
-                                    "details", "reference"]], key="others_table", numbers={
-            "estimate": ("estimate", ".4g", None),
-            "estimate_se": ("s.e.", ".2g", None),
-            "ci_low": ("95% low", ".4g", HELP["interval"]),
-            "ci_high": ("95% high", ".4g", HELP["interval"]),
-            "p_value": ("p-value", ".3g", "Of the calibration test of 'the model is calibrated' (SKCE rows): small means the "
-                                          "data are unlikely under a calibrated model."),
+    for quantity, unit, table in units.literature_tables(res.others):
+        st.markdown(f"**{quantity}**, in {unit}")
+        u = units.header_unit(unit)
+        fmt = ".2f" if unit == units.PERCENTAGE_POINTS else ".4g"  # points: two decimals, as in every table
+        widgets.number_table(table, key=f"others_table__{quantity}", numbers={
+            "estimate": (f"estimate ({u})", fmt, None),
+            "estimate_se": (f"s.e. ({u})", ".2f" if unit == units.PERCENTAGE_POINTS else ".2g", None),
+            "ci_low": (f"95% low ({u})", fmt, HELP["interval"]),
+            "ci_high": (f"95% high ({u})", fmt, HELP["interval"]),
+            "p_value": ("p-value (a probability)", ".3g", "Of the calibration test of 'the model is calibrated' (SKCE "
+                                                          "rows): small means the data are unlikely under a calibrated model."),
         })
 
     c1, c2, c3, c4 = st.columns(4)
     name = dict(notion=notion, random_state=res.config["call"]["random_state"])
     c1.download_button("Summary (CSV)", csv_text(res.summary), downloads.download_name("summary", "csv", label, **name),
-                       "text/csv", key="dl_summary", on_click="ignore", help="One row per estimator, full precision.")
+                       "text/csv", key="dl_summary", on_click="ignore", help=HELP["summary_csv"])
     c2.download_button("Risk curves (CSV)", csv_text(res.curves), downloads.download_name("curves", "csv", label, **name),
                        "text/csv", key="dl_curves", on_click="ignore", help="Validation risk per estimator, hyperparameter value and fold.")
     downloads.results_download(c3, results, label)

@@ -54,10 +54,13 @@ def test_first_visit_shows_a_finished_demo_analysis(at):
     assert len(at.get("plotly_chart")) == 3  # risk curves, forest plot, all estimates by quantity
     assert [b.key for b in at.get("download_button")] == ["dl_summary", "dl_curves", "dl_json", "dl_report"]
     assert at.dataframe
-    # the literature's estimators, the familiar 15-bin ECE labelled as such
-    (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
-    assert others["estimator"].iloc[0] == "ece-15-bins" and others["label"].iloc[0].startswith("15-bin ECE (L1)")
-    assert set(others["quantity"]) >= {"L1 calibration error", "calibration error (L2)"}
+    # the literature's estimators, one table per quantity (the calibration errors first), the familiar
+    # 15-bin ECE labelled as such
+    others = [d.value for d in at.dataframe if "label" in d.value.columns]
+    assert [list(t["estimator"]) for t in others[:2]] == [["variational-top-l2"], ["ece-15-bins"]]
+    assert others[1]["label"].iloc[0].startswith("15-bin ECE (L1)")
+    quantities = [m.value for m in at.markdown if m.value.startswith("**") and ", in " in m.value]
+    assert quantities[:2] == ["**calibration error (L2)**, in percentage points", "**L1 calibration error**, in percentage points"]
 
 
 def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
@@ -70,7 +73,7 @@ def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
     assert {"ci_low", "ci_high", "tied", "risk_diff", "risk_diff_se"} <= set(table.columns)
     # numbers as text in their stated format, a missing value blank (never a literal "None")
     ref = table.iloc[-1]
-    assert ref["estimate"] == "0.0000" and ref["tied"] == res.reference["tied"]
+    assert ref["estimate"] == "0.00" and ref["tied"] == res.reference["tied"]  # points, like the forest plot
     assert ref["val_risk"] == format(res.reference["val_risk"], ".5g") and ref["ci_low"] == ref["ci_high"] == ""
     best = table.iloc[0]
     assert best["risk_diff"] == "0" and best["tied"]
@@ -80,9 +83,9 @@ def test_results_show_intervals_the_tied_set_and_the_h_zero_reference(at):
     assert f"95% interval {0.0 if res.reference['tied'] else low:.2f} to {high:.2f}" in text
     assert "h = 0" in text and "paired over the 5 validation folds" in text.lower()
     # the literature's rows carry intervals too
-    (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
-    low, est, high = (others[c].astype(float) for c in ("ci_low", "estimate", "ci_high"))
-    assert (low <= est).all() and (est <= high).all()
+    for others in [d.value for d in at.dataframe if "label" in d.value.columns]:
+        low, est, high = (others[c].astype(float) for c in ("ci_low", "estimate", "ci_high"))
+        assert (low <= est).all() and (est <= high).all()
 
 
 def test_every_page_renders_with_help_on_every_control(at):

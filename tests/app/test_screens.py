@@ -38,15 +38,17 @@ def test_literature_and_summary_tables_show_signed_numbers_and_no_none(at):
     res.others.loc[skce, ["estimate", "estimate_se", "ci_low", "ci_high"]] = [-0.00047981234, 0.00078123, -0.0020111, 0.0010516]
     at.run()
     no_exception(at)
-    (others,) = [d.value for d in at.dataframe if "quantity" in d.value.columns]
+    # one table per quantity, each in its own unit (issue 27): the SKCE on its own scale, with its p-value
+    (others,) = [d.value for d in at.dataframe if "skce" in set(d.value.get("estimator", []))]
     row = others[others["estimator"] == "skce"].iloc[0]
     assert (row["estimate"], row["estimate_se"], row["ci_low"], row["ci_high"]) == ("-0.0004798", "0.00078", "-0.002011", "0.001052")
-    untested = others[res.others["p_value"].isna().to_numpy()]
-    assert len(untested) and (untested["p_value"] == "").all()  # no test, no p-value: blank
-    assert list(others["p_value"][res.others["p_value"].notna().to_numpy()]) == [
-        format_number(p, ".3g") for p in res.others["p_value"].dropna()]
+    skce_rows = res.others[res.others["quantity"] == "squared kernel calibration error"]
+    assert list(others["p_value"]) == [format_number(p, ".3g") for p in skce_rows["p_value"]]
+    # the quantities without a test have no p-value column
+    errors = [d.value for d in at.dataframe if set(d.value.get("estimator", [])) & {"ece-15-bins", "variational-brier-temperature"}]
+    assert len(errors) == 2 and all("p_value" not in t for t in errors)
     (summary,) = [d.value for d in at.dataframe if "risk_diff" in d.value.columns]
-    for table in (others, summary):
+    for table in (others, summary, *errors):
         cells = table.astype(str).to_numpy()
         assert "None" not in cells and "nan" not in cells
 

@@ -120,7 +120,8 @@ def test_estimates_by_quantity_keeps_scales_apart(top, canonical):
                          else res.others.set_index("estimator").loc[name, "estimate"])
                 scale = 100 if q in ("calibration error (L2)", "L1 calibration error") else 1
                 assert x == pytest.approx(scale * value)
-    assert "squared kernel calibration error (raw)" in [a.text for a in plots.estimates_by_quantity(canonical).layout.annotations]
+    assert "squared kernel calibration error (SKCE's own scale, squared)" in [
+        a.text for a in plots.estimates_by_quantity(canonical).layout.annotations]
 
 
 def test_a_map_of_millions_of_rows_draws_a_thinned_scatter_and_a_line_from_every_row():
