@@ -349,7 +349,8 @@ def metrics_download(container, v, label, pred, cls):
         "Metrics (CSV)", data, download_name("validation_metrics", "csv", name,
                                                                   random_state=v.config.get("random_state")),
         "text/csv", key="dl_val_metrics", on_click="ignore",
-        help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision.",
+        help="One row per metric and group, with the interval, its method, p-values, counts and notes; full precision, "
+             "as computed: ICI, E50, E90 and Emax as fractions (0.054 is 5.4 percentage points).",
     )
 
 

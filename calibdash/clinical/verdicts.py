@@ -19,7 +19,8 @@ from scipy import stats
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, TARGETS
 from calibdash.errors import ConfigError
 
-__all__ = ["LEVELS", "DIGITS", "REFERENCE_VALUES", "STATUSES", "hierarchy_verdicts", "useful_thresholds",
+__all__ = ["LEVELS", "DIGITS", "POINTS_METRICS", "METRIC_UNITS", "metric_scale", "REFERENCE_VALUES", "STATUSES",
+           "hierarchy_verdicts", "useful_thresholds",
            "sample_size_text", "format_metric", "format_p", "interval_text", "select_class", "select_group",
            "metric_rows", "group_info", "level_words", "group_findings", "holm", "USEFUL_MIN_RUN"]
 
@@ -37,9 +38,16 @@ LEVELS = {
     "clinical usefulness": (),
     "sample size": (),
 }
-# Decimals shown of each metric (the downloads keep full precision).
-DIGITS = {"O:E": 2, "calibration-in-the-large": 2, "calibration slope": 2, "ICI": 3, "E50": 3, "E90": 3,
-          "Emax": 3, "Brier": 3, "scaled Brier": 3, "AUROC": 3, "Spiegelhalter z": 2}
+# The differences between observed and predicted risk, shown in percentage points (issue 27: one
+# unit per quantity, the curves beside them are in %); the results and downloads keep fractions.
+POINTS_METRICS = ("ICI", "E50", "E90", "Emax")
+# What each metric is shown in: its own scale where it has one.
+METRIC_UNITS = {"O:E": "ratio", "calibration-in-the-large": "logit scale", "calibration slope": "logit scale",
+                **{m: "percentage points" for m in POINTS_METRICS}, "Brier": "0 to 1", "scaled Brier": "0 to 1",
+                "AUROC": "C statistic, 0 to 1", "Spiegelhalter z": "standard normal z"}
+# Decimals shown of each metric on that scale (the downloads keep full precision).
+DIGITS = {"O:E": 2, "calibration-in-the-large": 2, "calibration slope": 2, "ICI": 1, "E50": 1, "E90": 1,
+          "Emax": 1, "Brier": 3, "scaled Brier": 3, "AUROC": 3, "Spiegelhalter z": 2}
 # The value a perfectly calibrated model has (the forest plot's reference line).
 REFERENCE_VALUES = {"O:E": 1.0, "calibration-in-the-large": 0.0, "calibration slope": 1.0, "ICI": 0.0, "E50": 0.0,
                     "E90": 0.0, "Emax": 0.0}
@@ -58,10 +66,19 @@ def _format_number(value, spec):
 
 
 # ----------------------------------------------------------------------------- formatting
+def metric_scale(name):
+    """What a value of metric ``name`` is multiplied by to be shown in :data:`METRIC_UNITS`: 100
+    for the :data:`POINTS_METRICS` (a difference of risks, 0.054, is 5.4 percentage points), else 1."""
+    return 100.0 if name in POINTS_METRICS else 1.0
+
+
 def format_metric(name, value, *, digits=None):
-    """``value`` of metric ``name`` with its decimals (:data:`DIGITS`, or ``digits``); "" when
-    missing. A value that rounds to zero is written without a minus sign ("0.00", not "-0.00").
+    """``value`` of metric ``name`` on its scale (:func:`metric_scale`) with its decimals
+    (:data:`DIGITS`, or ``digits``); "" when missing. A value that rounds to zero is written
+    without a minus sign ("0.00", not "-0.00").
     """
+    if value is not None and not isinstance(value, str):
+        value = metric_scale(name) * float(value)
     text = _format_number(value, f".{DIGITS.get(name, 3) if digits is None else digits}f")
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
@@ -327,9 +344,9 @@ def _moderate_calibration(v, rows, small):
     ci = level_words(v)
     if not np.isfinite(ici):
         return "uncertain", "The flexible calibration curve could not be estimated (see the notes)."
-    size = (f"observed and predicted risks differ by {format_metric('ICI', ici)} on average (ICI"
+    size = (f"observed and predicted risks differ by {format_metric('ICI', ici)} percentage points on average (ICI"
             + (f", {ci} {interval_text('ICI', lo, hi)}" if _has_ci(lo, hi) else "")
-            + f") and by at most {format_metric('E90', e90)} for 90% of patients (E90)")
+            + f") and by at most {format_metric('E90', e90)} points for 90% of patients (E90)")
     if not np.isfinite(p):
         return "uncertain", f"Without resamples there is no test of the curve: {size}."
     if p >= _alpha(v):

@@ -14,9 +14,11 @@
 - :func:`sample_size_text`, :func:`recalibration_text`, :func:`curve_note`: sentences.
 
 Units (:data:`UNITS`): risks and event rates are proportions of patients and are shown in %;
-ICI, E50, E90 and Emax are differences of risk on the probability scale (0 to 1; 0.01 is one
-percentage point), as in the verdicts; net benefit is in true positives per patient, and net
-interventions avoided are per 100 patients.
+ICI, E50, E90 and Emax are differences of risk, shown in percentage points as in the verdicts,
+as is the calibration error of Gruber & Bach; the other metrics keep their own scale, which the
+metrics table's ``unit`` column and the forest plot's panel titles name
+(:data:`calibdash.clinical.verdicts.METRIC_UNITS`); net benefit is in true positives per
+patient, and net interventions avoided are per 100 patients.
 
 Class, group and centre names are the user's: figures take them through
 :func:`calibdash.text.plot_text`; sentences and tables return them as plain text,
@@ -36,6 +38,8 @@ from plotly.subplots import make_subplots
 from calibdash.clinical.verdicts import (  # noqa: F401  (re-exported: the display's vocabulary)
     DIGITS,
     LEVELS,
+    METRIC_UNITS,
+    POINTS_METRICS,
     REFERENCE_VALUES,
     format_metric,
     format_p,
@@ -44,6 +48,7 @@ from calibdash.clinical.verdicts import (  # noqa: F401  (re-exported: the displ
     interval_text,
     level_words,
     metric_rows,
+    metric_scale,
     sample_size_text,
     select_class,
     select_group,
@@ -53,7 +58,8 @@ from calibdash.display.plots import BASE, BEST, LINE, RECAL, auto_margins, subpl
 from calibdash.errors import ConfigError
 from calibdash.text import plot_text
 
-__all__ = ["LEVELS", "DIGITS", "FOREST_METRICS", "REFERENCE_VALUES", "UNITS", "NET_BENEFIT_THRESHOLDS",
+__all__ = ["LEVELS", "DIGITS", "FOREST_METRICS", "METRIC_UNITS", "POINTS_METRICS", "metric_scale", "REFERENCE_VALUES",
+           "UNITS", "NET_BENEFIT_THRESHOLDS",
            "CALIBRATION_ERROR_HEADER", "CALIBRATION_ERROR_HELP", "TAU2_HEADER", "hierarchy_verdicts", "metrics_table",
            "grouped_table", "net_benefit_table", "pooled_table", "centres_table", "recalibration_table",
            "recalibration_text", "calibration_error_table", "curve_note", "zoom_limit", "validation_curve_figure",
@@ -68,13 +74,15 @@ FOREST_METRICS = ("calibration-in-the-large", "calibration slope", "ICI")
 NET_BENEFIT_THRESHOLDS = (0.05, 0.1, 0.2, 0.3, 0.5)
 # What the numbers are in (the report states it in its header; the app in its help texts).
 UNITS = ("Risks and event rates are proportions of patients, shown in %. ICI, E50, E90 and Emax are absolute "
-         "differences between observed and predicted risk on the probability scale (0 to 1; 0.01 is one "
-         "percentage point). Net benefit is in true positives per patient; net interventions avoided are per "
-         "100 patients.")
-CALIBRATION_ERROR_HEADER = "calibration error (root of the squared error, 0-1 scale)"
+         "differences between observed and predicted risk, shown in percentage points (5.0 points: a predicted "
+         "risk of 20% against an observed 25%), as is the calibration error. O:E is a ratio; calibration-in-the-"
+         "large and the calibration slope are on the logit scale; the Brier score, the scaled Brier score and the "
+         "AUROC (C statistic) are on their own 0 to 1 scales. Net benefit is in true positives per patient; net "
+         "interventions avoided are per 100 patients. The downloads keep every number as computed, in fractions.")
+CALIBRATION_ERROR_HEADER = "calibration error (points)"
 CALIBRATION_ERROR_HELP = (
     "The risk-optimised canonical calibration error of Gruber & Bach (2025): the square root of the squared "
-    "canonical calibration error, so an error (not a squared one) on the probability scale, 0 to 1, 0 for a "
+    "canonical calibration error, so an error (not a squared one), in percentage points, 0 for a "
     "calibrated model. The estimator is selected separately in each group (by a mean-squared-error risk on "
     "validation folds), so it can differ between groups and the groups' numbers are not comparable with each other.")
 # The ticks an axis zoomed to the risks ends on (zoom_limit).
@@ -121,9 +129,10 @@ def metrics_table(v, *, cls=None, group=None):
     Returns
     -------
     DataFrame
-        Columns ``metric``, ``estimate``, ``95% CI`` (named for the interval level; "low to
-        high"), ``interval method``, ``p-value`` and ``note``: all text, "" for a missing
-        value. The numbers at full precision are in ``v.metrics``.
+        Columns ``metric``, ``unit`` (the scale the row's numbers are on:
+        :data:`calibdash.clinical.verdicts.METRIC_UNITS`), ``estimate``, ``95% CI`` (named for
+        the interval level; "low to high"), ``interval method``, ``p-value`` and ``note``: all
+        text, "" for a missing value. The numbers at full precision are in ``v.metrics``.
     """
     cls = select_class(v, cls)
     group = select_group(v, cls, group)
@@ -131,13 +140,13 @@ def metrics_table(v, *, cls=None, group=None):
     ci = level_words(v)
     out = []
     for name, r in rows.iterrows():
-        out.append({"metric": name, "estimate": format_metric(name, r["estimate"]),
+        out.append({"metric": name, "unit": METRIC_UNITS.get(name, ""), "estimate": format_metric(name, r["estimate"]),
                     ci: interval_text(name, r["ci_low"], r["ci_high"]),
                     "interval method": _method_text(r, v.config.get("n_resamples")),
                     "p-value": format_p(float(r["p_value"])),
                     "note": "" if r["note"] is None or (isinstance(r["note"], float) and math.isnan(r["note"]))
                     else str(r["note"])})
-    return pd.DataFrame(out, columns=["metric", "estimate", ci, "interval method", "p-value", "note"])
+    return pd.DataFrame(out, columns=["metric", "unit", "estimate", ci, "interval method", "p-value", "note"])
 
 
 def _method_text(r, n_resamples):
@@ -550,8 +559,8 @@ def calibration_error_table(v, *, cls=None):
     ce = ce[ce["class"] == cls] if len(ce) else ce
     ci = level_words(v)
     out = [{"group": "All" if g is None or g != g else str(g), "estimator": str(r["estimator"]),
-            CALIBRATION_ERROR_HEADER: _num(r["estimate"], ".4f"),
-            ci: _pair(r["ci_low"], r["ci_high"], lambda y: _num(y, ".4f")), "rows": f"{int(r['n']):,}"}
+            CALIBRATION_ERROR_HEADER: _num(100 * r["estimate"], ".2f"),
+            ci: _pair(100 * r["ci_low"], 100 * r["ci_high"], lambda y: _num(y, ".2f")), "rows": f"{int(r['n']):,}"}
            for g, (_, r) in zip(ce["group"] if len(ce) else [], ce.iterrows())]
     return pd.DataFrame(out, columns=["group", "estimator", CALIBRATION_ERROR_HEADER, ci, "rows"])
 
@@ -593,7 +602,7 @@ def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
     het = v.heterogeneity[v.heterogeneity["class"] == cls] if len(v.heterogeneity) else v.heterogeneity
     titles = []
     for m in metrics:
-        t = f"<b>{m}</b>"
+        t = f"<b>{m}</b> ({METRIC_UNITS[m]})"
         h = het[het["metric"] == m] if len(het) else het
         if len(h):
             t += (f"<br>heterogeneity: p {'= ' if h['p_value'].iloc[0] >= 0.001 else ''}"
@@ -621,11 +630,12 @@ def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
                     continue
                 r = metric_rows(v, cls, group).loc[m]
                 e, lo, hi = float(r["estimate"]), float(r["ci_low"]), float(r["ci_high"])
+                hover.append(f"{shown}: {format_metric(m, e)} ({interval_text(m, lo, hi) or 'no interval'})")
+                e, lo, hi = (metric_scale(m) * x for x in (e, lo, hi))  # drawn on the scale the title names
                 xs.append(e)
                 ys.append(shown)
                 plus.append(hi - e if np.isfinite(hi) else 0)
                 minus.append(e - lo if np.isfinite(lo) else 0)
-                hover.append(f"{shown}: {format_metric(m, e)} ({interval_text(m, lo, hi) or 'no interval'})")
             if not xs:
                 continue
             fig.add_trace(go.Scatter(
@@ -637,12 +647,13 @@ def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
                 showlegend=i == 1, legendgroup="filled" if filled else "open"), row=i, col=1)
         small = [shown for (_, _, status), shown in zip(entries, labels) if status == "too small"]
         if small:
-            ref = REFERENCE_VALUES.get(m, 0.0)
+            ref = metric_scale(m) * REFERENCE_VALUES.get(m, 0.0)
             fig.add_trace(go.Scatter(x=[ref] * len(small), y=small, mode="text", text=["too small (not judged)"] * len(small),
                                      textposition="middle right", textfont=dict(color=BASE), showlegend=False,
                                      hoverinfo="skip"), row=i, col=1)
         if m in REFERENCE_VALUES:
-            fig.add_vline(x=REFERENCE_VALUES[m], line=dict(color=BEST, dash="dash", width=1.2), row=i, col=1)
+            fig.add_vline(x=metric_scale(m) * REFERENCE_VALUES[m], line=dict(color=BEST, dash="dash", width=1.2),
+                          row=i, col=1)
         fig.update_yaxes(categoryorder="array", categoryarray=order, type="category", row=i, col=1)
     fig.update_layout(height=height, margin=margin, showlegend=False)
     return auto_margins(fig)

@@ -174,8 +174,8 @@ def _calibration_section(v, cls, verdicts, figs, calibration_error):
     g = dc.grouped_table(v, cls=cls)
     out = [_verdicts([verdicts[lv] for lv in ("mean calibration", "weak calibration", "moderate calibration")]),
            frame_table(calibration, numeric=("estimate", "p-value")),
-           '<p class="muted">ICI, E50, E90 and Emax are differences of risk on the probability scale (0.01 is one '
-           "percentage point).</p>"]
+           '<p class="muted">ICI, E50, E90 and Emax are differences of risk in percentage points; the column unit '
+           "names every metric's scale.</p>"]
     if note:
         out.append(f'<p class="note" data-note="curve">{escape(note)}</p>')
     out.append(figs.add(dc.validation_curve_figure(v, cls=cls), caption, f"calibration curve {cls}"))
@@ -262,9 +262,9 @@ def _groups_part(v, cls, figs, what):
                       [(r["group"], f"{r['n']:,}", f"{r['events']:,}", f"{r['non_events']:,}", r["status"], r["note"])
                        for _, r in g.iterrows()], numeric=(1, 2, 3), data="groups")]
     m = v.metrics[(v.metrics["class"] == cls) & v.metrics["group"].notna() & v.metrics["metric"].isin(GROUP_METRICS)]
-    rows = [(r["group"], r["metric"], dc.format_metric(r["metric"], r["estimate"]),
+    rows = [(r["group"], r["metric"], dc.METRIC_UNITS.get(r["metric"], ""), dc.format_metric(r["metric"], r["estimate"]),
              dc.interval_text(r["metric"], r["ci_low"], r["ci_high"])) for _, r in m.iterrows()]
-    out.append(text_table([what, "metric", "estimate", _interval_words(v)], rows, numeric=(2,), data="group-metrics"))
+    out.append(text_table([what, "metric", "unit", "estimate", _interval_words(v)], rows, numeric=(3,), data="group-metrics"))
     out.append(figs.add(dc.forest_figure(v, cls=cls), f"Per {what} and for all rows: estimate and 95% interval beside "
                         "the value of a calibrated model (dashed).", f"forest {cls}"))
     het = v.heterogeneity[v.heterogeneity["class"] == cls]

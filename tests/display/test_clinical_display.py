@@ -49,6 +49,12 @@ def test_calibrated_model_reads_as_ok(calibrated):
     weak = _verdict(calibrated, "weak calibration")
     assert "consistent with the ideal slope of 1" in weak["verdict"] and "wide" in weak["verdict"]
     assert weak["status"] == "ok"
+    # issue 27: the differences of risk in percentage points, as in the table and beside the curves in %
+    moderate = _verdict(calibrated, "moderate calibration")["verdict"]
+    ici, e90 = calibrated.metric("ICI"), calibrated.metric("E90")
+    assert (f"differ by {100 * ici['estimate']:.1f} percentage points on average (ICI, 95% CI "
+            f"{100 * ici['ci_low']:.1f} to {100 * ici['ci_high']:.1f}) and by at most {100 * e90['estimate']:.1f} points "
+            "for 90% of patients") in moderate
 
 
 @pytest.mark.slow
@@ -106,8 +112,16 @@ def grouped():
 
 def test_metrics_table_is_text_without_none(grouped):
     t = dc.metrics_table(grouped)
-    assert list(t.columns) == ["metric", "estimate", "95% CI", "interval method", "p-value", "note"]
+    assert list(t.columns) == ["metric", "unit", "estimate", "95% CI", "interval method", "p-value", "note"]
     assert list(t["metric"]) == list(cd.clinical.METRICS)
+    # issue 27: every row names its scale; the differences of risk in percentage points, as the curves beside them
+    assert (t["unit"] != "").all()
+    rows = t.set_index("metric")
+    for name in dc.POINTS_METRICS:
+        assert rows.loc[name, "unit"] == "percentage points"
+        assert rows.loc[name, "estimate"] == f"{100 * grouped.metric(name)['estimate']:.1f}"
+    assert rows.loc["calibration slope", "unit"] == "logit scale"
+    assert rows.loc["O:E", "estimate"] == f"{grouped.metric('O:E')['estimate']:.2f}"
     text = t.to_string()
     assert "None" not in text and "nan" not in text
     emax = t.set_index("metric").loc["Emax"]
@@ -320,9 +334,9 @@ def test_calibration_error_table_says_what_it_is(grouped):
     v = dataclasses.replace(grouped, calibration_error=frame)
     t = dc.calibration_error_table(v)
     assert list(t.columns) == ["group", "estimator", dc.CALIBRATION_ERROR_HEADER, "95% CI", "rows"]
-    assert list(t["group"]) == ["All", "north"] and t.iloc[0][dc.CALIBRATION_ERROR_HEADER] == "0.0213"
+    assert list(t["group"]) == ["All", "north"] and t.iloc[0][dc.CALIBRATION_ERROR_HEADER] == "2.13"  # points
     assert "square root" in dc.CALIBRATION_ERROR_HELP and "not a squared one" in dc.CALIBRATION_ERROR_HELP
-    assert "0 to 1" in dc.CALIBRATION_ERROR_HELP and "not comparable" in dc.CALIBRATION_ERROR_HELP
+    assert "percentage points" in dc.CALIBRATION_ERROR_HELP and "not comparable" in dc.CALIBRATION_ERROR_HELP
 
 
 @pytest.mark.slow
@@ -336,6 +350,13 @@ def test_forest_figure_flags_small_groups(grouped):
     points = [t for t in fig.data if t.mode == "markers"]
     assert all("tiny" not in " ".join(t.y) for t in points)  # not judged, not drawn
     assert fig.layout.yaxis.categoryarray[-1] == "All"
+    # issue 27: each panel names its scale; the ICI drawn in percentage points, as the table gives it
+    assert [t.split("</b> ")[1].split("<br>")[0] for t in titles] == [
+        f"({dc.METRIC_UNITS[m]})" for m in dc.FOREST_METRICS]
+    assert "(percentage points)" in titles[2]
+    ici = next(t for t in points if t.xaxis == "x3")
+    whole = list(ici.y).index("All")
+    assert ici.x[whole] == pytest.approx(100 * grouped.metric("ICI")["estimate"])
     with pytest.raises(ConfigError, match="without groups"):
         dc.forest_figure(_validate(400, seed=8))
 

@@ -102,7 +102,8 @@ def test_verdicts_and_provenance(validation, page):
 
 def test_units_stated_once_in_the_header(page):
     head = page[:page.index("<nav>")]
-    assert "shown in %" in head and "probability scale (0 to 1" in head and "per 100 patients" in head
+    assert "shown in %" in head and "shown in percentage points" in head and "per 100 patients" in head
+    assert "logit scale" in head and "in fractions" in head
 
 
 def test_grouped_points_and_notes(validation, page):
@@ -150,7 +151,7 @@ def test_calibration_error_only_when_asked(validation, page):
     assert 'data-part="calibration-error"' not in page
     assert 'data-part="calibration-error"' not in validation_report(with_error, predictions=pred)  # off by default
     shown = validation_report(with_error, predictions=pred, calibration_error=True)
-    assert 'data-part="calibration-error"' in shown and "0.0213" in shown
+    assert 'data-part="calibration-error"' in shown and "<td class=\"num\">2.13</td>" in shown  # points
     assert f'title="{html.escape(dc.CALIBRATION_ERROR_HELP)}">{html.escape(dc.CALIBRATION_ERROR_HEADER)}</th>' in shown
     assert "not a squared one" in shown and "not comparable" in shown
     # asked for, but the validation has none: nothing to show
