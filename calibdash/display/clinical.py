@@ -60,7 +60,8 @@ from calibdash.text import plot_text
 
 __all__ = ["LEVELS", "DIGITS", "FOREST_METRICS", "METRIC_UNITS", "POINTS_METRICS", "metric_scale", "REFERENCE_VALUES",
            "UNITS", "NET_BENEFIT_THRESHOLDS",
-           "CALIBRATION_ERROR_HEADER", "CALIBRATION_ERROR_HELP", "TAU2_HEADER", "hierarchy_verdicts", "metrics_table",
+           "CALIBRATION_ERROR_HEADER", "CALIBRATION_ERROR_HELP", "TAU2_HEADER", "RECALIBRATION_SCALE", "hierarchy_verdicts",
+           "metrics_table",
            "grouped_table", "net_benefit_table", "pooled_table", "centres_table", "recalibration_table",
            "recalibration_text", "calibration_error_table", "curve_note", "zoom_limit", "validation_curve_figure",
            "decision_curve_figure", "forest_figure", "sample_size_text", "format_metric", "format_p",
@@ -457,7 +458,7 @@ def pooled_table(v, *, cls=None):
     Returns
     -------
     DataFrame
-        One row per metric: ``metric``, ``pooled estimate``, its confidence interval (named for
+        One row per metric: ``metric``, ``unit`` (its scale), ``pooled estimate``, its confidence interval (named for
         the level), the prediction interval (the range of a new centre's value), tau² (the
         between-centre variance, on the scale pooled: log O:E, logit AUROC, CITL and slope as
         they are), the number of centres and the method.
@@ -475,12 +476,12 @@ def pooled_table(v, *, cls=None):
     out = []
     for _, r in p.iterrows():
         m = str(r["metric"])
-        out.append({"metric": m, "pooled estimate": format_metric(m, r["estimate"]),
+        out.append({"metric": m, "unit": METRIC_UNITS.get(m, ""), "pooled estimate": format_metric(m, r["estimate"]),
                     ci: interval_text(m, r["ci_low"], r["ci_high"], ideal=REFERENCE_VALUES.get(m)),
                     pi: interval_text(m, r["pi_low"], r["pi_high"]),
                     TAU2_HEADER: _num(r["tau2"], ".3g"), "centres": f"{int(r['n_clusters']):,}",
                     "method": str(r["method"])})
-    return pd.DataFrame(out, columns=["metric", "pooled estimate", ci, pi, TAU2_HEADER, "centres", "method"])
+    return pd.DataFrame(out, columns=["metric", "unit", "pooled estimate", ci, pi, TAU2_HEADER, "centres", "method"])
 
 
 def centres_table(v, *, cls=None):
@@ -515,21 +516,24 @@ def centres_table(v, *, cls=None):
     return pd.DataFrame(out, columns=["centre", "patients", "events", *metrics, "note"])
 
 
+# The recalibrations' intercepts and slopes act on logit(p).
+RECALIBRATION_SCALE = "logit scale"
 _RECAL_MEANING = {("intercept update", "a"): "added to logit(p); b = 1",
                   ("logistic recalibration", "a"): "intercept", ("logistic recalibration", "b"): "slope on logit(p)"}
 
 
 def recalibration_table(v, *, cls=None):
     """The fitted recalibrations (``v.recalibration``) as display text: ``model`` ("intercept
-    update", "logistic recalibration"), ``parameter`` (a, b), ``estimate`` and its interval
-    (three decimals) and ``meaning``. :func:`recalibration_text` says how to apply them."""
+    update", "logistic recalibration"), ``parameter`` (a, b), ``estimate (logit scale)`` and its
+    interval (three decimals; :data:`RECALIBRATION_SCALE`) and ``meaning``. :func:`recalibration_text` says how to apply them."""
     cls = select_class(v, cls)
     r = v.recalibration[v.recalibration["class"] == cls]
     ci = level_words(v)
-    out = [{"model": str(x["model"]), "parameter": str(x["parameter"]), "estimate": _num(x["estimate"], ".3f"),
+    est, ci = f"estimate ({RECALIBRATION_SCALE})", f"{ci} ({RECALIBRATION_SCALE})"
+    out = [{"model": str(x["model"]), "parameter": str(x["parameter"]), est: _num(x["estimate"], ".3f"),
             ci: _pair(x["ci_low"], x["ci_high"], lambda y: _num(y, ".3f")),
             "meaning": _RECAL_MEANING.get((str(x["model"]), str(x["parameter"])), "")} for _, x in r.iterrows()]
-    return pd.DataFrame(out, columns=["model", "parameter", "estimate", ci, "meaning"])
+    return pd.DataFrame(out, columns=["model", "parameter", est, ci, "meaning"])
 
 
 def recalibration_text(v, *, cls=None):
@@ -557,7 +561,7 @@ def calibration_error_table(v, *, cls=None):
     cls = select_class(v, cls)
     ce = v.calibration_error
     ce = ce[ce["class"] == cls] if len(ce) else ce
-    ci = level_words(v)
+    ci = f"{level_words(v)} (points)"
     out = [{"group": "All" if g is None or g != g else str(g), "estimator": str(r["estimator"]),
             CALIBRATION_ERROR_HEADER: _num(100 * r["estimate"], ".2f"),
             ci: _pair(100 * r["ci_low"], 100 * r["ci_high"], lambda y: _num(y, ".2f")), "rows": f"{int(r['n']):,}"}

@@ -508,7 +508,7 @@ def estimates_by_quantity(result):
     height = sum(panels) + (len(groups) - 1) * QUANTITY_GAP_PX + margin["t"] + margin["b"]
     fig = make_subplots(rows=len(groups), cols=1, row_heights=panels,
                         vertical_spacing=subplot_spacing(QUANTITY_GAP_PX, height, margin) if len(groups) > 1 else 0,
-                        subplot_titles=[f"{q} ({quantity_unit(q)})" for q in groups])
+                        subplot_titles=[q if f"({quantity_unit(q)})" in q else f"{q} ({quantity_unit(q)})" for q in groups])
     for i, q in enumerate(groups, start=1):
         g = [r for r in rows if r["quantity"] == q][::-1]
         scale = quantity_scale(q)  # calibration errors in percentage points, the others on their own scale
@@ -542,7 +542,8 @@ def comparison_figure(comparison):
     m = comparison.models
     names = [plot_text(n) for n in m["model"]]  # category labels, shown again by %{y}
     fig = make_subplots(rows=1, cols=3, shared_yaxes=True, horizontal_spacing=0.04,
-                        subplot_titles=[f"calibration error ({comparison.estimator})", "accuracy", "Brier score"])
+                        subplot_titles=[f"calibration error ({comparison.estimator}), percentage points", "accuracy",
+                                        "Brier score"])
     est = 100 * m["estimate"].to_numpy()
     fig.add_trace(go.Scatter(
         x=est, y=names, mode="markers", marker=dict(color=LINE, size=MARKER_PX), showlegend=False,

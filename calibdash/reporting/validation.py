@@ -312,7 +312,7 @@ def _recalibration_section(v, cls):
     t = dc.recalibration_table(v, cls=cls)
     return ("<p>The updates that would recalibrate the risks, fitted on this data (on the rows with risks strictly "
             "between 0 and 1), with profile-likelihood intervals:</p>"
-            + frame_table(t, numeric=("estimate",), data="recalibration")
+            + frame_table(t, numeric=(f"estimate ({dc.RECALIBRATION_SCALE})",), data="recalibration")
             + f"<p>{escape(dc.recalibration_text(v, cls=cls))}</p>"
             + '<p class="muted">In Python, <code>v.recalibrate(p, model="logistic recalibration")</code> (or '
               '<code>model="intercept update"</code>) returns the recalibrated risks; the app offers them as a '

@@ -57,7 +57,7 @@ def show(results):
                "across panels. Red: the estimator the risk selected.")
     st.plotly_chart(plots.estimates_by_quantity(res), key="estimates_by_quantity", width="stretch")
     for quantity, unit, table in units.literature_tables(res.others):
-        st.markdown(f"**{quantity}**, in {unit}")
+        st.markdown(f"**{quantity}**" + ("" if f"({unit})" in quantity else f", in {unit}"))
         u = units.header_unit(unit)
         fmt = ".2f" if unit == units.PERCENTAGE_POINTS else ".4g"  # points: two decimals, as in every table
         widgets.number_table(table, key=f"others_table__{quantity}", numbers={

@@ -300,8 +300,8 @@ def test_recalibration_table_and_text(grouped):
     r = grouped.recalibration
     assert list(t["model"]) == ["intercept update", "logistic recalibration", "logistic recalibration"]
     assert list(t["parameter"]) == ["a", "a", "b"]
-    assert list(t["estimate"]) == [f"{x:.3f}" for x in r["estimate"]]
-    assert list(t["95% CI"]) == [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(r["ci_low"], r["ci_high"])]
+    assert list(t["estimate (logit scale)"]) == [f"{x:.3f}" for x in r["estimate"]]  # issue 27: the header says the scale
+    assert list(t["95% CI (logit scale)"]) == [f"{lo:.3f} to {hi:.3f}" for lo, hi in zip(r["ci_low"], r["ci_high"])]
     text = dc.recalibration_text(grouped)
     a, b = r.set_index(["model", "parameter"])["estimate"][["logistic recalibration"]].to_numpy()
     assert "p_new = expit(a + b logit(p))" in text and f"a = {a:.3f} and b = {b:.3f}" in text
@@ -333,7 +333,7 @@ def test_calibration_error_table_says_what_it_is(grouped):
                           "estimate": [0.0213, 0.04], "ci_low": [0.0, 0.01], "ci_high": [0.05, 0.07], "n": [2400, 1200]})
     v = dataclasses.replace(grouped, calibration_error=frame)
     t = dc.calibration_error_table(v)
-    assert list(t.columns) == ["group", "estimator", dc.CALIBRATION_ERROR_HEADER, "95% CI", "rows"]
+    assert list(t.columns) == ["group", "estimator", dc.CALIBRATION_ERROR_HEADER, "95% CI (points)", "rows"]
     assert list(t["group"]) == ["All", "north"] and t.iloc[0][dc.CALIBRATION_ERROR_HEADER] == "2.13"  # points
     assert "square root" in dc.CALIBRATION_ERROR_HELP and "not a squared one" in dc.CALIBRATION_ERROR_HELP
     assert "percentage points" in dc.CALIBRATION_ERROR_HELP and "not comparable" in dc.CALIBRATION_ERROR_HELP
@@ -384,8 +384,9 @@ def centres():
 
 def test_pooled_table(centres):
     t = dc.pooled_table(centres)
-    assert list(t.columns) == ["metric", "pooled estimate", "95% CI", "95% prediction interval (a new centre)",
+    assert list(t.columns) == ["metric", "unit", "pooled estimate", "95% CI", "95% prediction interval (a new centre)",
                                dc.TAU2_HEADER, "centres", "method"]
+    assert list(t["unit"]) == ["ratio", "logit scale", "logit scale", "C statistic, 0 to 1"]
     assert list(t["metric"]) == ["O:E", "calibration-in-the-large", "calibration slope", "AUROC"]
     for (_, shown), (_, r) in zip(t.iterrows(), centres.pooled.iterrows()):
         m = r["metric"]
