@@ -19,7 +19,7 @@ import numpy as np
 
 from calibdash.core.notions import NOTIONS
 from calibdash.deprecation import renamed_parameters
-from calibdash.display import plots
+from calibdash.display import plots, units
 from calibdash.display.reliability import diagram_ece_name
 from calibdash.display.text import plot_text
 from calibdash.display.verdict import verdict
@@ -252,7 +252,8 @@ def _summary_table(res):
                      "", "0.00", "", "0", "", ""))
     return table(
         ["estimator", "hyperparameters", "risk", "risk above best (paired)", "its s.e.", "tied with best",
-         "sqrt(risk) x100", "error (points)", "95% interval", "signed squared", "at grid edge", "seconds"],
+         "100 √risk (a score, not an error)", "calibration error (points)", "95% interval (points)",
+         "signed squared estimate (fraction²)", "at grid edge", "seconds"],
         rows, numeric=(2, 3, 4, 6, 7, 9, 11),
     )
 
@@ -302,11 +303,20 @@ def _others_section(notion, res, figs, h):
            "quantity, so compare numbers only within a quantity.</p>"]
     out.append(figs.add(plots.estimates_by_quantity(res), "Every estimate in one panel per quantity estimated, with "
                         "95% intervals; red: the estimator the risk selected.", f"{notion} estimates by quantity"))
-    cols = [c for c in ("quantity", "estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value",
-                        "details") if c in others]
-    fmt = {"estimate": ".4g", "estimate_se": ".2g", "ci_low": ".4g", "ci_high": ".4g", "p_value": ".3g"}
-    rows = [[num(r[c], fmt[c]) if c in fmt else escape(r[c]) for c in cols] for _, r in others.iterrows()]
-    out.append(table([c.replace("_", " ") for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
+    # One table per quantity in its unit, as the app's Results page (calibdash.display.units).
+    for quantity, unit, part in units.literature_tables(others):
+        u = units.header_unit(unit)
+        points = unit == units.PERCENTAGE_POINTS
+        cols = [c for c in ("estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value", "details")
+                if c in part]
+        fmt = {"estimate": ".2f" if points else ".4g", "estimate_se": ".2f" if points else ".2g",
+               "ci_low": ".2f" if points else ".4g", "ci_high": ".2f" if points else ".4g", "p_value": ".3g"}
+        words = {"estimate": f"estimate ({u})", "estimate_se": f"s.e. ({u})", "ci_low": f"95% low ({u})",
+                 "ci_high": f"95% high ({u})", "p_value": "p-value (a probability)"}
+        rows = [[num(r[c], fmt[c]) if c in fmt else escape(r[c]) for c in cols] for _, r in part.iterrows()]
+        out.append(f"<p><strong>{escape(quantity)}</strong>" + ("" if f"({unit})" in quantity else f", in {escape(unit)}")
+                   + "</p>")
+        out.append(table([words.get(c, c) for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
     return "".join(out)
 
 
@@ -454,7 +464,8 @@ def _comparison_section(models, figs, h):
            "95% interval (the union of the intervals of the estimators tied with the best) and the tied estimators. "
            "Intervals of different models on different data are independent; on the same test set they are not, "
            "and a paired comparison (calibdash.compare) is sharper.</p>",
-           table(["model", "notion", "rows", "data sha256", "estimator", "error (points)", "95% interval (verdict)",
+           table(["model", "notion", "rows", "data sha256", "estimator", "calibration error (points)",
+                  "95% interval (verdict, points)",
                   "tied with the best", "15-bin (points)", "warnings"], rows, numeric=(2, 5, 8, 9)),
            figs.add(_comparison_figure(models), "The trusted estimate of every model, by notion.", "comparison")]
     return "".join(out)

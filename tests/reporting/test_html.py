@@ -5,6 +5,7 @@ report's content does not depend on the data's size.
 """
 
 import re
+from html import escape
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +13,7 @@ import pytest
 
 import calibdash as cd
 from calibdash.display import plots
+from calibdash.display.units import PERCENTAGE_POINTS, QUANTITY_UNITS
 from calibdash.display.verdict import verdict
 from calibdash.estimators.registry import REGISTRY
 from calibdash.lab.simulation import dirichlet_simulation
@@ -94,6 +96,23 @@ def test_report_states_fingerprint_configuration_versions_and_verdict(model, htm
         v = verdict(res)
         assert f"95% interval {v.low_pp:.2f} to {v.high_pp:.2f}" in text
     assert "tied with best" in text and "risk above best (paired)" in text
+
+
+def test_report_gives_one_unit_per_quantity_in_its_headers(model, html):
+    """Issue 27: as the app, calibration errors in percentage points, every other quantity on its own
+    scale said in the header, and the paper's 100 sqrt(risk) not read as an error."""
+    _, results = model
+    assert "<th>calibration error (points)</th>" in html and "<th>95% interval (points)</th>" in html
+    assert "<th>100 √risk (a score, not an error)</th>" in html and "<th>error (points)</th>" not in html
+    for res in results.values():
+        for _, r in res.others.iterrows():
+            unit = QUANTITY_UNITS[r["quantity"]]
+            if unit == PERCENTAGE_POINTS:
+                assert f'<td class="num">{100 * r["estimate"]:.2f}</td>' in html
+            else:
+                assert f"<th>{escape(f'estimate ({unit})')}</th>" in html and f'<td class="num">{r["estimate"]:.4g}</td>' in html
+    assert "<th>estimate (points)</th>" in html and "<th>95% low (points)</th>" in html
+    assert "<th>quantity</th>" not in html  # one table per quantity, named above it
 
 
 def test_report_has_every_figure_and_plotly_once_inline(model, html):
