@@ -65,6 +65,34 @@ def test_power_against_a_temperature_2_distortion():
     assert np.mean(hits) >= 0.95, np.mean(hits)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("slope_a", "slope_b", "notion", "n"), [(3.0, 1.6, "top-label", 2000), (2.0, 1.25, "canonical", 2000),
+                                                                (0.6, 1.6, "canonical", 1000)])
+def test_the_difference_of_errors_interval_covers_the_true_difference(slope_a, slope_b, notion, n):
+    """The delta-method interval of the difference of two calibration errors (the Compare page's
+    pairs) holds the true difference in 91-98 % of the 300 draws that give one, measured with an
+    estimator whose family holds the truth (temperature scaling of a logistic model: no estimator
+    bias). Binary logistic scenario of calibdash.lab (P(y = 1 | x) = sigmoid(x), x ~ N(0, 4)),
+    models sigmoid(slope x) on the same rows; the true errors by quadrature. With the binning
+    estimator, whose bias the interval does not include, the first case covered 70 % (issue 29)."""
+    from calibdash.lab import studies
+
+    truth = studies.scenario("logistic", slope=slope_a).truth(notion) - studies.scenario("logistic", slope=slope_b).truth(notion)
+    covered = []
+    for r in range(300):
+        rng = np.random.default_rng(28060 + r)
+        x = rng.normal(0, 2.0, n)
+        y = (rng.uniform(size=n) < expit(x)).astype(np.int64)
+        pa, pb = expit(slope_a * x), expit(slope_b * x)
+        res = cd.compare({"a": np.column_stack([1 - pa, pa]), "b": np.column_stack([1 - pb, pb])}, y, notion=notion,
+                         estimators=["temperature"], random_state=r)
+        e = res.error_differences().iloc[0]
+        if not np.isnan(e["error_difference_low"]):
+            covered.append(e["error_difference_low"] <= truth <= e["error_difference_high"])
+    assert len(covered) >= 150, len(covered)  # given in most draws (the second case: about 2 in 3)
+    assert 0.91 <= np.mean(covered) <= 0.98, (np.mean(covered), len(covered))
+
+
 @pytest.fixture(scope="module")
 def three_models():
     rng = np.random.default_rng(5)
