@@ -19,6 +19,7 @@ import threading
 import calibdash as cd
 from calibdash.deprecation import renamed_parameters
 from calibdash.evaluation.evaluations import Evaluations
+from calibdash.reporting.outputs import data_stem
 
 # -- the files, built once per result and shared by sessions -------------------------------
 _BUILT = {}  # the latest few files: (kind, key) -> (the objects keyed by their id, bytes)
@@ -59,14 +60,16 @@ def report_bytes(results, pred, title=None, *, results_file=None):
 
 
 def file_slug(label):
-    """A file-name-safe form of a data set's label."""
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in str(label))[:60] or "data"
+    """A file-name-safe form of a data set's label, without the suffix of the file it came from
+    (an upload's label is its file name: "mortality.csv" names the data "mortality")."""
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in data_stem(label))[:60] or "data"
 
 
 @renamed_parameters(seed="random_state")
 def download_name(what, ext, label, *, notion=None, random_state=None):
-    """The file name of every download: what it holds, then the data, the notion and the seed it
-    was computed with, e.g. ``summary_digits__random_forest_top-label_seed0.csv``."""
+    """The file name of every download: what it holds, then the data (:func:`file_slug`), the notion
+    and the seed it was computed with, joined by "_", e.g. ``summary_digits__random_forest_top-label_seed0.csv``
+    or ``validation_report_mortality_seed0.html`` for the upload mortality.csv."""
     parts = [what, file_slug(label)] + ([notion] if notion else []) + ([f"seed{random_state}"] if random_state is not None else [])
     return "_".join(parts) + "." + ext
 
@@ -111,7 +114,7 @@ def report_download(container, results, pred, label):
 # -- the Compare page ----------------------------------------------------------------
 def comparison_file_name(what, ext, res):
     """The name of a Compare page download: named after the models compared, the notion and the seed."""
-    return download_name(what, ext, " vs ".join(map(str, res.models["model"])), notion=res.config["notion"],
+    return download_name(what, ext, " vs ".join(data_stem(m) for m in res.models["model"]), notion=res.config["notion"],
                          random_state=res.config["random_state"])
 
 

@@ -33,7 +33,7 @@ from calibdash.io.formats import read_regular_file
 from calibdash.limits import RESULT_BYTES
 from calibdash.text import user
 
-__all__ = ["OUTPUT_FILES", "safe_names", "model_names", "within", "plan_outputs", "write_model_outputs",
+__all__ = ["OUTPUT_FILES", "safe_names", "data_stem", "model_names", "within", "plan_outputs", "write_model_outputs",
            "write_comparison_outputs", "run_to_json", "load_run"]
 
 #: The files of a run's folder. A model's folder never takes one of these names.
@@ -82,20 +82,27 @@ def safe_names(names):
     return out
 
 
+def data_stem(name):
+    """``name`` (a data file's name, or a label made from one) without its data suffixes: what
+    names the data in an output's name (a model's folder, the app's download names).
+
+    >>> data_stem("x.csv.gz"), data_stem("mortality_validation.csv"), data_stem(".csv"), data_stem("digits / rf")
+    ('x', 'mortality_validation', '.csv', 'digits / rf')
+    """
+    stem = str(name)
+    for suffix in _DATA_SUFFIXES:  # compressions first: x.csv.gz loses both
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return stem
+
+
 def model_names(paths):
     """Model names from file names (without their data suffixes), as :func:`safe_names` makes them.
 
     >>> model_names(["data/cifar10_lenet5.npz", "b/x.csv.gz", "c/x.npy"])
     ['cifar10_lenet5', 'x', 'x-2']
     """
-    stems = []
-    for p in paths:
-        stem = Path(p).name
-        for suffix in _DATA_SUFFIXES:
-            if stem.endswith(suffix) and len(stem) > len(suffix):
-                stem = stem[: -len(suffix)]
-        stems.append(stem)
-    return safe_names(stems)
+    return safe_names([data_stem(Path(p).name) for p in paths])
 
 
 # ----------------------------------------------------------------------------- paths
