@@ -42,6 +42,7 @@ import numpy as np
 
 from calibdash import limits
 from calibdash.clinical.validation import MAX_GROUPS
+from calibdash.clinical.verdicts import STATUS_WORDS
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
@@ -576,7 +577,7 @@ def cmd_validate(args):
     for cls in v.classes:
         _say(args, f"{cls}:" if len(v.classes) == 1 else f"{cls} (against the rest):")
         for item in hierarchy_verdicts(v, cls=cls):
-            _say(args, f"  {item['level']} [{item['status']}]: {item['verdict']}")
+            _say(args, f"  {item['level']} [{STATUS_WORDS[item['status']]}]: {item['verdict']}")
     _say(args, "wrote " + ", ".join(str(f) for f in files))
     return 0
 

@@ -17,6 +17,7 @@ import streamlit as st
 import calibdash as cd
 from calibdash.clinical.sample_size import DEFAULT_TARGETS, plan_sample_size
 from calibdash.clinical.validation import DEFAULT_THRESHOLDS
+from calibdash.clinical.verdicts import STATUS_WORDS
 from calibdash.display import text as display
 from calibdash.display.meta import pooled_forest_figure
 from calibdash.io.export import csv_text
@@ -72,7 +73,6 @@ NO_GROUPS = False  # the grouping column "none" (None in the plain key means "th
 NO_GROUPS_LABEL = "(no subgroups)"
 STATUS_ICONS = {"ok": ":green[:material/check_circle:]", "problem": ":red[:material/error:]",
                 "uncertain": ":orange[:material/help:]"}
-STATUS_WORDS = {"ok": "ok", "problem": "problem", "uncertain": "uncertain"}
 GROUP_FLAGS = {"judged": "judged", "imprecise": "imprecise: read the intervals", "too small": "too small: not judged"}
 
 
@@ -241,7 +241,7 @@ def run_validation(label, pred, cls, settings):
 def verdict_markdown(item):
     """One level of :func:`calibdash.display.clinical.hierarchy_verdicts` as markdown, with its status icon."""
     icon = STATUS_ICONS.get(item["status"], ":gray[:material/info:]")
-    return f"{icon} **{display.escape_markdown(item['level'])}** ({STATUS_WORDS.get(item['status'], item['status'])}): " \
+    return f"{icon} **{display.escape_markdown(item['level'])}** ({STATUS_WORDS[item['status']]}): " \
            + display.escape_markdown(item["verdict"])
 
 

@@ -20,7 +20,7 @@ from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, TARGETS
 from calibdash.errors import ConfigError
 
 __all__ = ["LEVELS", "DIGITS", "POINTS_METRICS", "METRIC_UNITS", "metric_scale", "REFERENCE_VALUES", "STATUSES",
-           "hierarchy_verdicts", "useful_thresholds",
+           "STATUS_WORDS", "hierarchy_verdicts", "useful_thresholds",
            "sample_size_text", "format_metric", "format_p", "interval_text", "select_class", "select_group",
            "metric_rows", "group_info", "level_words", "group_findings", "holm", "USEFUL_MIN_RUN"]
 
@@ -52,6 +52,9 @@ DIGITS = {"O:E": 2, "calibration-in-the-large": 2, "calibration slope": 2, "ICI"
 REFERENCE_VALUES = {"O:E": 1.0, "calibration-in-the-large": 0.0, "calibration slope": 1.0, "ICI": 0.0, "E50": 0.0,
                     "E90": 0.0, "Emax": 0.0}
 STATUSES = ("ok", "problem", "uncertain")
+# The word every front end (the app, the report, the command line) prints for a status: one
+# vocabulary, so that a reader of the report finds the words the app showed (it once said "fine").
+STATUS_WORDS = {"ok": "ok", "problem": "problem", "uncertain": "uncertain"}
 
 def _format_number(value, spec):
     # "" when missing, as calibdash.display.tables.format_number

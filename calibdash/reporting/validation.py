@@ -21,6 +21,7 @@ import pandas as pd
 
 from calibdash.clinical.sample_size import MIN_EVENTS
 from calibdash.clinical.validation import MIN_GROUP_EVENTS
+from calibdash.clinical.verdicts import STATUS_WORDS
 from calibdash.display import clinical as dc
 from calibdash.display.meta import pooled_forest_figure
 from calibdash.io.export import csv_text
@@ -78,7 +79,7 @@ def _verdicts(items):
     out = ['<ul class="verdicts">']
     for item in items:
         out.append(f'<li class="status-{escape(item["status"])}" data-level="{escape(item["level"])}">'
-                   f"<strong>{escape(item['level'])} ({escape(item['status'])}):</strong> {escape(item['verdict'])}</li>")
+                   f"<strong>{escape(item['level'])} ({escape(STATUS_WORDS[item['status']])}):</strong> {escape(item['verdict'])}</li>")
     out.append("</ul>")
     return "".join(out)
 

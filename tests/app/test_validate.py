@@ -115,6 +115,19 @@ def markdown_text(at):
     return "\n".join(m.value for m in at.markdown)
 
 
+def test_the_verdicts_print_the_one_vocabulary_of_statuses(monkeypatch):
+    # issue 27: the app said "(ok)" where the report said "(fine)"; both print calibdash.clinical.verdicts.STATUS_WORDS
+    # (tests/reporting/test_validation_report.py holds the report to it)
+    from calibdash.clinical.verdicts import STATUS_WORDS, STATUSES
+
+    assert set(STATUS_WORDS) == set(STATUSES)
+    for status in STATUSES:
+        assert f"({STATUS_WORDS[status]}): " in uc.verdict_markdown({"level": "weak calibration", "status": status,
+                                                                    "verdict": "As expected."})
+    monkeypatch.setitem(STATUS_WORDS, "ok", "all good")
+    assert "(all good): " in uc.verdict_markdown({"level": "weak calibration", "status": "ok", "verdict": "As expected."})
+
+
 def test_first_visit_shows_the_demo_validation(tmp_path):
     at = go(app(), VALIDATE)
     assert any("This is the demo" in i.value for i in at.info)

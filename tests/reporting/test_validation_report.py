@@ -100,6 +100,19 @@ def test_verdicts_and_provenance(validation, page):
     assert "thresholds=(0.05, 0.5)" in page and "clusters=None" in page
 
 
+def test_the_status_words_are_the_apps(validation, monkeypatch):
+    # issue 27: the report said "(fine)" where the app said "(ok)"; both print calibdash.clinical.verdicts.STATUS_WORDS
+    # (tests/app/test_validate.py holds the app to it)
+    from calibdash.clinical.verdicts import STATUS_WORDS
+
+    pred, v = validation
+    statuses = [item["status"] for item in dc.hierarchy_verdicts(v)]
+    assert "ok" in statuses
+    monkeypatch.setitem(STATUS_WORDS, "ok", "all good")
+    page = validation_report(v, made_by="cli", results_file="metrics.csv", predictions=pred)
+    assert page.count("(all good):</strong>") == statuses.count("ok")
+
+
 def test_units_stated_once_in_the_header(page):
     head = page[:page.index("<nav>")]
     assert "shown in %" in head and "shown in percentage points" in head and "per 100 patients" in head
