@@ -41,7 +41,7 @@ def run():
     page.run()
     # After the page, so that they reflect a run started on this very rerun.
     job_panel(top, page.url_path)
-    sidebar()
+    sidebar(page.url_path)
     # What this run changed (a job submitted or filed, a setting) is kept now, not at the next run's
     # start: the polling of a job reruns only its fragment, and a restart may come before a full run.
     keep_session()

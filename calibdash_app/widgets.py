@@ -26,19 +26,31 @@ def notion_picker(results, key="view__notion"):
     return st.radio("Notion shown", options, **kept(key), horizontal=True, help=HELP["notion"])
 
 
-def sidebar():
-    """The data in use and what has been evaluated, on every page."""
+# The pages (url paths) that evaluate the data in use or show its evaluation: the sidebar says how
+# far the evaluation is on these only. Elsewhere it said "Evaluated: not yet" beside a validation,
+# a comparison or a simulation that does not use it (issue 27).
+EVALUATION_PAGES = ("data", "evaluate", "results", "reliability")
+
+
+def sidebar(page):
+    """The data in use on every page, and what has been evaluated on the pages of the evaluation
+    (:data:`EVALUATION_PAGES`; ``page``: the current page's url path)."""
     label, pred, origin = current_dataset()
     with st.sidebar:
         st.markdown(f"**Data:** {display.code(label)}  \n{pred.n:,} rows, {pred.d} classes ({origin})")
-        res = active_results()
-        if res:
-            st.markdown("**Evaluated:** " + ", ".join(res))
-        elif pending_evaluation(pred.sha256):
-            st.markdown("**Evaluated:** running (progress at the top of the page)")
-        else:
-            st.markdown("**Evaluated:** not yet (see Evaluate)")
+        if page in EVALUATION_PAGES:
+            st.markdown(evaluation_status(pred))
         st.caption("Gruber & Bach, TMLR 2025: estimators of squared calibration errors, chosen by a risk.")
+
+
+def evaluation_status(pred):
+    """The sidebar's "Evaluated:" line about ``pred``, the data in use, as markdown."""
+    res = active_results()
+    if res:
+        return "**Evaluated:** " + ", ".join(res)
+    if pending_evaluation(pred.sha256):
+        return "**Evaluated:** running (progress at the top of the page)"
+    return "**Evaluated:** not yet (see Evaluate)"
 
 
 def grid_extension_buttons(notion, res):

@@ -353,3 +353,19 @@ def test_a_sessions_results_are_bounded_in_bytes_least_recently_used_first(at, m
     at.button(key="run").click().run()
     no_exception(at)
     assert set(ss["results"]) == set(demo) and "Finished" in at.success[0].value
+
+
+def test_the_sidebar_says_how_far_the_evaluation_is_only_where_it_is_used(at):
+    # issue 27: the Validate page's sidebar said "Evaluated: not yet" beside a validation that does not use it
+    from calibdash_app.widgets import EVALUATION_PAGES
+
+    def sidebar_text():
+        return " ".join(m.value for m in at.sidebar.markdown)
+
+    assert "**Evaluated:** top-label" in sidebar_text()  # Results, the first page
+    assert "validate" not in EVALUATION_PAGES
+    go(at, "calibdash_app/app_pages/validate.py")
+    assert "**Data:**" in sidebar_text() and "Evaluated" not in sidebar_text()
+    for page in EVALUATION_PAGES:
+        go(at, f"calibdash_app/app_pages/{page}.py")
+        assert "**Evaluated:** top-label" in sidebar_text(), page
