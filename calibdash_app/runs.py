@@ -290,13 +290,14 @@ def job_panel(container, page):
 
     A notice stays until the user opens another page (``page``: the current page's url_path):
     the rerun that files a finished job follows a first visit within a second, too soon to read it.
+    The notices of ``notices_once`` (what a reload restored) are shown by one run only.
     """
     ss = st.session_state
     with container:
         shown = ss.setdefault("notices_page", page)
         if shown != page:
             ss["notices"], ss["notices_page"] = [], page
-        for kind, message in ss["notices"]:
+        for kind, message in ss.get("notices_once", []) + ss["notices"]:
             getattr(st, kind)(message)
         drawn = ss.get("panels_drawn", set())
         for key, record in list(ss["jobs"].items()):
@@ -304,6 +305,9 @@ def job_panel(container, page):
                 job_progress(key)
             elif key not in drawn:
                 job_progress(key, elsewhere=True)
+        # Dropped once this run drew them: a job's progress that found its job over just now
+        # reran the app before this line (st.rerun), and that run shows them.
+        ss.pop("notices_once", None)
 
 
 @st.fragment(run_every=POLL_SECONDS)

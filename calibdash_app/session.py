@@ -113,7 +113,9 @@ def start_jobs_state():
         for key, record in list(ss["jobs"].items()):
             if not job_pool().adopt(key, owner=given, new_owner=ss["token"]):
                 ss["jobs"][key] = {**record, "interrupted": True}
-        ss["notices"].append(("info", restored_message(entry)))
+        # Shown by one run, the page the reload opens: it stayed on that page through every
+        # later action (issue 27), as the notices that wait for a page change do.
+        ss["notices_once"] = [("info", restored_message(entry))]
     ss.setdefault("declined", set())  # demo sets whose automatic analysis was cancelled or failed
 
 

@@ -300,6 +300,8 @@ def test_a_restarted_server_restores_the_upload_mapping_settings_and_results():
     for key, res in before.items():  # the finished results, number for number
         pd.testing.assert_frame_equal(restored[key].summary, res.summary)
     assert any("Restored after the reload" in i.value for i in back.info)
+    back.run()  # the next run, on the same page, has said it already (issue 27: it never left)
+    assert not any("Restored" in i.value for i in back.info)
     go(back, "calibdash_app/app_pages/results.py")  # shown without running anything
     assert not back.session_state["jobs"] and "restart.csv" in " ".join(m.value for m in back.markdown)
     go(back, "calibdash_app/app_pages/data.py")  # the file itself is back: its mapping can still be changed
