@@ -25,7 +25,7 @@ LAYERS = (
     ("ground floor", (
         "calibdash",  # the package itself: its names load on first use (PEP 562), so it imports nothing
         "calibdash.errors", "calibdash.limits", "calibdash.text", "calibdash.predictions", "calibdash.deprecation",
-        "calibdash.intervals",
+        "calibdash.intervals", "calibdash.formatting",
     )),
     ("mathematics", ("calibdash.core",)),
     ("estimators", ("calibdash.estimators", "calibdash.metrics")),

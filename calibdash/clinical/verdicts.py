@@ -18,6 +18,7 @@ from scipy import stats
 
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, TARGETS
 from calibdash.errors import ConfigError
+from calibdash.formatting import format_number
 
 __all__ = ["LEVELS", "DIGITS", "POINTS_METRICS", "METRIC_UNITS", "metric_scale", "REFERENCE_VALUES", "STATUSES",
            "STATUS_WORDS", "hierarchy_verdicts", "useful_thresholds",
@@ -56,18 +57,6 @@ STATUSES = ("ok", "problem", "uncertain")
 # vocabulary, so that a reader of the report finds the words the app showed (it once said "fine").
 STATUS_WORDS = {"ok": "ok", "problem": "problem", "uncertain": "uncertain"}
 
-def _format_number(value, spec):
-    # "" when missing, as calibdash.display.tables.format_number
-    if value is None:
-        return ""
-    v = float(value)
-    if np.isnan(v):
-        return ""
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return format(v, spec)
-
-
 # ----------------------------------------------------------------------------- formatting
 def metric_scale(name):
     """What a value of metric ``name`` is multiplied by to be shown in :data:`METRIC_UNITS`: 100
@@ -82,7 +71,7 @@ def format_metric(name, value, *, digits=None):
     """
     if value is not None and not isinstance(value, str):
         value = metric_scale(name) * float(value)
-    text = _format_number(value, f".{DIGITS.get(name, 3) if digits is None else digits}f")
+    text = format_number(value, f".{DIGITS.get(name, 3) if digits is None else digits}f")
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
 
 

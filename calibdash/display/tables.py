@@ -12,29 +12,14 @@ Nothing here imports Streamlit.
 from __future__ import annotations
 
 import math
-import numbers
 
 import pandas as pd
 
+from calibdash.formatting import format_number
+
+# format_number lives in calibdash.formatting (the verdicts and the reports use it too); its
+# name stays here, where the app's tables and earlier callers import it.
 __all__ = ["format_number", "formatted", "text_width"]
-
-
-def format_number(value, spec):
-    """``value`` formatted with ``spec`` (a format() spec such as ".4g"), "" when missing.
-
-    A negative number keeps its minus sign; infinities are "inf" and "-inf"; booleans and
-    text are returned as text unchanged.
-    """
-    if value is None:
-        return ""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        return str(value)
-    v = float(value)
-    if math.isnan(v):
-        return ""
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    return format(v, spec)
 
 
 def formatted(df, formats, *, default=".4g"):

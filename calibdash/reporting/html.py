@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibdash.clinical.verdicts import format_p
 from calibdash.core.notions import NOTIONS
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import plots, units
@@ -26,6 +27,7 @@ from calibdash.display.verdict import verdict
 from calibdash.display.views import per_class_view, top_label_view
 from calibdash.errors import InputError
 from calibdash.evaluation.evaluations import Evaluations
+from calibdash.formatting import format_count, format_significant
 from calibdash.io.loading import Predictions
 from calibdash.reporting.html_kit import (
     MADE_BY,
@@ -164,7 +166,7 @@ def _data_section(m, h):
     if recorded.get("labels"):
         pairs.append(("labels file (recorded)", f"<code>{escape(recorded['labels'])}</code>"))
     pairs += [
-        ("rows", f"{cfg.get('n', '?'):,}" if isinstance(cfg.get("n"), int) else escape(cfg.get("n", "?"))),
+        ("rows", format_count(cfg.get("n")) or escape(cfg.get("n", "?"))),
         ("classes", escape(cfg.get("n_classes", "?"))),
     ]
     if pred is not None:
@@ -222,7 +224,7 @@ def _config_section(m, h, rerun):
     rows = []
     for notion, res in m.results.items():
         call = res.config.get("call", {})
-        rows.append((escape(notion), escape(", ".join(call.get("estimators", []))), num(call.get("test_size"), "g"),
+        rows.append((escape(notion), escape(", ".join(call.get("estimators", []))), _holdout(call.get("test_size")),
                      escape(call.get("n_folds")), escape(call.get("random_state")), num(res.config.get("seconds"), ".1f")))
     out = [f"<h{h}>Configuration and seed</h{h}>",
            table(["notion", "estimators", "holdout fraction", "folds", "seed", "seconds"], rows, numeric=(2, 3, 4, 5))]
@@ -240,15 +242,15 @@ def _summary_table(res):
     for _, r in res.summary.sort_values("val_risk").iterrows():
         rows.append((
             escape(r["estimator"]), escape(r["hyperparameters"]), num(r["val_risk"], ".5g"),
-            num(r["risk_diff"], ".3g"), num(r["risk_diff_se"], ".2g"), "yes" if bool(r["tied"]) else "",
+            format_significant(r["risk_diff"]), format_significant(r["risk_diff_se"], 2), "yes" if bool(r["tied"]) else "",
             num(r["sqrt_risk_x100"], ".3f"), num(100 * float(r["estimate"]), ".2f"),
-            interval(100 * float(r["ci_low"]), 100 * float(r["ci_high"]), ".2f"), num(r["squared_estimate"], ".3g"),
+            interval(100 * float(r["ci_low"]), 100 * float(r["ci_high"]), ".2f"), format_significant(r["squared_estimate"]),
             "yes" if bool(r["at_grid_edge"]) else "", num(r["seconds"], ".2f"),
         ))
     ref = res.reference
     if ref is not None:
         rows.append((escape(ref["estimator"]), "perfectly calibrated (reference)", num(ref["val_risk"], ".5g"),
-                     num(ref["risk_diff"], ".3g"), num(ref["risk_diff_se"], ".2g"), "yes" if ref["tied"] else "",
+                     format_significant(ref["risk_diff"]), format_significant(ref["risk_diff_se"], 2), "yes" if ref["tied"] else "",
                      "", "0.00", "", "0", "", ""))
     return table(
         ["estimator", "hyperparameters", "risk", "risk above best (paired)", "its s.e.", "tied with best",
@@ -309,11 +311,12 @@ def _others_section(notion, res, figs, h):
         points = unit == units.PERCENTAGE_POINTS
         cols = [c for c in ("estimator", "label", "estimate", "estimate_se", "ci_low", "ci_high", "p_value", "details")
                 if c in part]
-        fmt = {"estimate": ".2f" if points else ".4g", "estimate_se": ".2f" if points else ".2g",
-               "ci_low": ".2f" if points else ".4g", "ci_high": ".2f" if points else ".4g", "p_value": ".3g"}
+        value = (lambda x: num(x, ".2f")) if points else format_significant
+        spread = (lambda x: num(x, ".2f")) if points else (lambda x: format_significant(x, 2))
+        fmt = {"estimate": value, "estimate_se": spread, "ci_low": value, "ci_high": value, "p_value": _p}
         words = {"estimate": f"estimate ({u})", "estimate_se": f"s.e. ({u})", "ci_low": f"95% low ({u})",
                  "ci_high": f"95% high ({u})", "p_value": "p-value (a probability)"}
-        rows = [[num(r[c], fmt[c]) if c in fmt else escape(r[c]) for c in cols] for _, r in part.iterrows()]
+        rows = [[fmt[c](r[c]) if c in fmt else escape(r[c]) for c in cols] for _, r in part.iterrows()]
         out.append(f"<p><strong>{escape(quantity)}</strong>" + ("" if f"({unit})" in quantity else f", in {escape(unit)}")
                    + "</p>")
         out.append(table([words.get(c, c) for c in cols], rows, numeric=tuple(i for i, c in enumerate(cols) if c in fmt)))
@@ -359,14 +362,28 @@ def _reliability_section(m, figs, h, n_bins, strategy, n_resamples):
     return "".join(out)
 
 
+def _p(p):
+    """A p-value as HTML: as the project writes p-values (format_p: "< 0.001", else three decimals)."""
+    return escape(format_p(p))
+
+
+def _holdout(test_size):
+    """The holdout's size as the call gave it: a fraction (0.3), or a number of rows ("2,520")."""
+    try:
+        size = float(test_size)
+    except (TypeError, ValueError):
+        return escape(test_size)
+    return format_count(size) if size >= 1 else num(size, "g")
+
+
 def _test_section(test, h, alpha):
     out = [f"<h{h}>Calibration test</h{h}>"]
     pairs = [
         ("null hypothesis", "the model is calibrated"),
         ("method", escape(getattr(test, "method", "?"))),
         ("estimator", escape(getattr(test, "estimator", "?"))),
-        ("statistic", num(getattr(test, "statistic", float("nan")), ".6g")),
-        ("p-value", num(getattr(test, "p_value", float("nan")), ".4g")),
+        ("statistic", format_significant(getattr(test, "statistic", float("nan")), 4)),
+        ("p-value", _p(getattr(test, "p_value", float("nan")))),
     ]
     out.append(kv_table(pairs))
     try:
@@ -515,7 +532,7 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
     settings = [("notion", escape(cfg.get("notion"))), ("estimator", escape(comparison.estimator)),
                 ("estimator chosen by", escape(cfg.get("estimator_chosen_by"))),
                 ("estimators tried", escape(", ".join(cfg.get("estimators") or []))),
-                ("holdout fraction", num(cfg.get("test_size"), "g")), ("folds", escape(cfg.get("n_folds"))),
+                ("holdout fraction", _holdout(cfg.get("test_size"))), ("folds", escape(cfg.get("n_folds"))),
                 ("seed", escape(cfg.get("random_state"))), ("interval level", num(cfg.get("level"), "g")),
                 ("rows / holdout rows", escape(f"{cfg.get('n')} / {cfg.get('n_test')}"))]
     body.append('<section id="settings"><h2>Settings and seed</h2>' + kv_table(settings)
@@ -535,7 +552,7 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
     rows = [(escape(r["model_a"]), escape(r["model_b"]), num(r["error_difference"], ".2f"),
              interval(r["error_difference_low"], r["error_difference_high"], ".2f")
              if np.isfinite(r["error_difference_low"]) else escape(plots.NO_PAIR_INTERVAL),
-             num(r["p_value"], ".3g"), num(r["estimate_a"], ".2f"), num(r["estimate_b"], ".2f"))
+             _p(r["p_value"]), num(r["estimate_a"], ".2f"), num(r["estimate_b"], ".2f"))
             for _, r in plots.comparison_pairs_points(comparison).iterrows()]
     out = ['<section id="pairs"><h2>Differences between models</h2><p class="muted">The calibration error of model a '
            "minus that of model b on the same holdout rows, in percentage points: below 0, model a is better calibrated. "

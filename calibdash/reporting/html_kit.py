@@ -86,8 +86,9 @@ def num(value, fmt):
 
 
 def interval(low, high, fmt):
-    """"low to high", both ends formatted with ``fmt``; :data:`MISSING` when either is missing."""
-    lo, hi = num(low, fmt), num(high, fmt)
+    """"low to high", both ends formatted with ``fmt`` (a format spec, or a function of the number
+    such as :func:`calibdash.formatting.format_significant`); :data:`MISSING` when either is missing."""
+    lo, hi = (fmt(low), fmt(high)) if callable(fmt) else (num(low, fmt), num(high, fmt))
     return f"{lo} to {hi}" if lo != MISSING and hi != MISSING else MISSING
 
 

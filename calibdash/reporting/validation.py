@@ -24,6 +24,7 @@ from calibdash.clinical.validation import MIN_GROUP_EVENTS
 from calibdash.clinical.verdicts import STATUS_WORDS
 from calibdash.display import clinical as dc
 from calibdash.display.meta import pooled_forest_figure
+from calibdash.formatting import format_count, format_significant
 from calibdash.io.export import csv_text
 from calibdash.reporting.html_kit import (
     Figures,
@@ -128,9 +129,10 @@ def _sample_size_section(v, cls, verdicts):
     t = v.sample_size[v.sample_size["class"] == cls]
     # the values the rows needed were computed at (the observed O:E and slope), when the table says
     assumed = "assumption" in t.columns
-    rows = [(r["criterion"], num(r["target"], "g"),
-             num(r["achieved"], ",.0f" if r["metric"] in ("events", "non-events") else ".3g"),
-             "yes" if r["adequate"] else "no", num(r["rows_needed"], ",.0f"),
+    counts = ("events", "non-events")  # their target and achieved value are numbers of patients
+    rows = [(r["criterion"], format_count(r["target"]) if r["metric"] in counts else format_significant(r["target"]),
+             format_count(r["achieved"]) if r["metric"] in counts else format_significant(r["achieved"]),
+             "yes" if r["adequate"] else "no", format_count(r["rows_needed"]),
              *([_text(r["assumption"])] if assumed else [])) for _, r in t.iterrows()]
     header = ["criterion (Riley et al. 2021)", "target", "achieved", "met", "rows needed"]
     return (_verdicts([verdicts["sample size"]])

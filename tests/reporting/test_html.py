@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 import calibdash as cd
+from calibdash.clinical.verdicts import format_p
 from calibdash.display import plots
 from calibdash.display.units import PERCENTAGE_POINTS, QUANTITY_UNITS
 from calibdash.display.verdict import verdict
 from calibdash.estimators.registry import REGISTRY
+from calibdash.formatting import format_significant
 from calibdash.lab.simulation import dirichlet_simulation
 from calibdash.reporting.html import normalise_results
 from calibdash.reporting.references import CORE, REFERENCES, VALIDATION_REFERENCES, bibtex, reference_keys, references_for
@@ -110,7 +112,8 @@ def test_report_gives_one_unit_per_quantity_in_its_headers(model, html):
             if unit == PERCENTAGE_POINTS:
                 assert f'<td class="num">{100 * r["estimate"]:.2f}</td>' in html
             else:
-                assert f"<th>{escape(f'estimate ({unit})')}</th>" in html and f'<td class="num">{r["estimate"]:.4g}</td>' in html
+                assert f"<th>{escape(f'estimate ({unit})')}</th>" in html
+                assert f'<td class="num">{format_significant(r["estimate"])}</td>' in html
     assert "<th>estimate (points)</th>" in html and "<th>95% low (points)</th>" in html
     assert "<th>quantity</th>" not in html  # one table per quantity, named above it
 
@@ -197,11 +200,13 @@ def test_calibration_test_is_duck_typed(model):
         calls.append(alpha)
         return f"Reject calibration at level {alpha} <b>"
 
-    test = SimpleNamespace(statistic=0.0123, p_value=0.0042, method="asymptotic", estimator="unbiased", text=text)
+    test = SimpleNamespace(statistic=2520.43, p_value=0.0005102, method="asymptotic", estimator="unbiased", text=text)
     doc = cd.report(results["canonical"], pred, calibration_test=test, alpha=0.01)
     assert calls == [0.01]
     assert "Reject calibration at level 0.01 &lt;b&gt;" in doc
-    assert "0.0123" in doc and "0.0042" in doc and "asymptotic" in doc
+    # issue 27: "2.52e+03" and "0.0005102"; the p-value as the project writes p-values (format_p)
+    assert "<td>2,520</td>" in doc and "<td>&lt; 0.001</td>" in doc and "asymptotic" in doc
+    assert "2.52e+03" not in doc and "0.0005102" not in doc
     assert "widmann2019calibration" in doc  # the SKCE test's reference
 
 
@@ -321,7 +326,8 @@ def test_comparison_report_is_self_contained_and_holds_the_comparisons_numbers(c
         assert f"{100 * r['estimate']:.2f}" in doc and f"{r['accuracy']:.4f}" in doc and f"{r['brier']:.4f}" in doc
         assert f"{100 * r['ci_low']:.2f} to {100 * r['ci_high']:.2f}" in doc
     pair = cmp.error_differences().iloc[0]
-    assert f'<td class="num">{100 * pair["error_difference"]:.2f}</td>' in doc and f"{pair['p_value']:.3g}" in doc
+    assert f'<td class="num">{100 * pair["error_difference"]:.2f}</td>' in doc
+    assert f">{format_p(pair['p_value']).replace('<', '&lt;')}</td>" in doc
     low, high = pair["error_difference_low"], pair["error_difference_high"]
     assert (f"{100 * low:.2f} to {100 * high:.2f}" if np.isfinite(low) else plots.NO_PAIR_INTERVAL) in doc
     assert "<th>difference of errors (points)</th>" in doc and "<th>calibration error (points)</th>" in doc
