@@ -68,6 +68,10 @@ class InputError(CalibdashError, ValueError):
         The :func:`calibdash.load_predictions` option that resolves the problem (e.g.
         ``"label_column"``), when the message asks for one. The message names it in Python
         terms; the app and the command line use it to say what to do in their own terms.
+    fix : str, optional
+        The sentence that says how to fix it in Python terms ("Pass positive=... (one of the
+        labels)."), appended to ``message``. Kept apart so that a front end with its own
+        words for ``option`` (the app's widgets) shows :attr:`problem` and its own sentence.
 
     Attributes
     ----------
@@ -75,17 +79,37 @@ class InputError(CalibdashError, ValueError):
         The message in pieces, each with whether it is user text.
     option : str or None
         See the parameter.
+    fix : str or None
+        See the parameter.
+    problem : tuple of (str, bool)
+        The pieces of the message without ``fix``: what is wrong, for a front end that says
+        how to fix it in its own terms (``parts`` when there is no ``fix``).
     """
 
-    def __init__(self, message, *, internal=False, option=None):
-        self.parts = tuple(split_marked(message))
-        super().__init__(strip_marks(message))
+    def __init__(self, message, *, internal=False, option=None, fix=None):
+        self.problem = tuple(split_marked(message))
+        full = message if fix is None else f"{message} {fix}"
+        self.parts = tuple(split_marked(full))
+        super().__init__(strip_marks(full))
         self.internal = bool(internal)
         self.option = option
+        self.fix = fix
+
+    def without_fix(self):
+        """This error without its ``fix`` sentence (itself when it has none): for a front end
+        that says how to fix it in its own terms."""
+        if self.fix is None:
+            return self
+        return type(self)(_marked(self.problem), internal=self.internal, option=self.option)
 
     def __reduce__(self):
         # The marks travel with a pickled error (to and from worker processes).
-        return (type(self), (_marked(self.parts),), {"internal": self.internal, "option": self.option})
+        return (_rebuilt, (type(self), _marked(self.problem), self.internal, self.option, self.fix))
+
+
+def _rebuilt(cls, message, internal, option, fix):
+    # Unpickles an InputError (its keyword arguments, which an exception's own pickling drops).
+    return cls(message, internal=internal, option=option, fix=fix)
 
 
 def detached(error):

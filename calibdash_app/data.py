@@ -78,10 +78,20 @@ APP_FIX = {
 }
 
 
+def refusal(error, fixes, *lead):
+    """Markdown of the refusal ``error`` after the pieces ``lead``, with what to do in the app when
+    ``fixes`` ({option: markdown}) has an entry for the option it names: then without the error's
+    own sentence in Python terms (its ``fix``, "Pass positive=..."), which names no widget."""
+    fix = fixes.get(getattr(error, "option", None))
+    if not fix:
+        return display.markdown(*lead, error)
+    shown = error.without_fix() if hasattr(error, "without_fix") else error
+    return display.markdown(*lead, shown) + f"\n\n**In the app:** {fix}"
+
+
 def load_error(e):
     """Markdown of a loader refusal, with what to do in the app when it names an option."""
-    fix = APP_FIX.get(getattr(e, "option", None))
-    return display.markdown(e) + (f"\n\n**In the app:** {fix}" if fix else "")
+    return refusal(e, APP_FIX)
 
 
 def keep_upload(role, file):

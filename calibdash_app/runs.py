@@ -20,7 +20,7 @@ import calibdash as cd
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import text as display
 from calibdash_app import jobs
-from calibdash_app.data import current_dataset
+from calibdash_app.data import current_dataset, refusal
 from calibdash_app.session import job_pool, session_store
 from calibdash_app.settings import config_key, default_configs
 from calibdash_app.store import pickled_length
@@ -159,15 +159,17 @@ INTERRUPTED_MESSAGE = ("{what} was interrupted: the server restarted while it ra
                        "kept; start it again.")
 
 
-def failure_message(job, what, *, interrupted=False):
-    """Why ``job`` failed, as markdown: its error for the user, or a bug to report; ``interrupted``: the job
-    of a session restored after a restart of the server, which the new server does not have."""
+def failure_message(job, what, *, interrupted=False, fixes=None):
+    """Why ``job`` failed, as markdown: its error for the user (with what to do in the app, ``fixes``
+    {option: markdown}, when it names an option: :func:`calibdash_app.data.refusal`), or a bug to
+    report; ``interrupted``: the job of a session restored after a restart of the server, which the new
+    server does not have."""
     if job is None and interrupted:
         return INTERRUPTED_MESSAGE.format(what=what)
     if job is None or job.state == jobs.CANCELLED:
         return f"{what} was stopped or forgotten by the server (it keeps the last few dozen jobs). Start it again."
     if job.error is not None:
-        return display.markdown(f"{what} failed: ", job.error)
+        return refusal(job.error, fixes or {}, f"{what} failed: ")
     return display.markdown(f"{what} failed because of a bug in calibdash, or its process was stopped: ", job.bug,
                             ". The details are in the server's log; if it happens again, please report it.")
 
@@ -191,9 +193,7 @@ def collect_jobs():
             elif job is not None and job.state == jobs.CANCELLED:  # e.g. by the server: not again until asked
                 _bounded("cancelled", key, True)
             elif job is not None and job.state == jobs.FAILED:
-                message = failure_message(job, record.get("what", "The run"))
-                fix = record.get("fixes", {}).get(getattr(job.error, "option", None))
-                _bounded("job_errors", key, message + (f"\n\n**In the app:** {fix}" if fix else ""))
+                _bounded("job_errors", key, failure_message(job, record.get("what", "The run"), fixes=record.get("fixes")))
                 if job.error is None:  # not the data's fault (a bug, a killed process): it may go through again
                     _bounded("retryable", key, True)
             continue

@@ -395,8 +395,8 @@ def _binary_labels(y, positive):
         if as_set <= {"0", "1", "0.0", "1.0"} or as_set <= {"False", "True"}:
             return (np.asarray(pd.Series(y).astype(str).isin(["1", "1.0", "True"])).astype(float), "1")
         raise InputError(
-            "Which label is the outcome the risks predict? Pass positive= one of "
-            + ", ".join(repr(str(v)) for v in values) + ".", option="positive")
+            "Which label is the outcome the risks predict?", option="positive",
+            fix="Pass positive= one of " + ", ".join(repr(str(v)) for v in values) + ".")
     if str(positive) not in {str(v) for v in values} and len(values) == 2:
         raise InputError(
             f"positive={str(positive)!r} is not one of the labels ("

@@ -796,9 +796,8 @@ def _binary_names(y, y_where, positive, parsed, notes):
             about = f"column '{column}'" if column else f"{parsed.where.name}"
             raise InputError(
                 f"the labels in {y_where.name} are {columns.preview(sorted(values))}, and {about} does not say "
-                "which of them it "
-                "is the probability of. Which class is positive? Pass positive=... (one of the labels).",
-                option="positive",
+                "which of them it is the probability of. Which class is positive?",
+                option="positive", fix="Pass positive=... (one of the labels).",
             )
         pos, guessed = match[0], True
     others = [v for v in values if v != pos]

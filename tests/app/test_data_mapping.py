@@ -65,6 +65,8 @@ def test_a_table_without_telling_names_is_mapped_with_the_controls(at):
     at.selectbox(key="src__label_column").set_value("dx").run()
     at.multiselect(key="src__prob_columns").set_value(["score"]).run()
     assert at.error and "**Positive class**" in at.error[0].value
+    # in the app's words: the widget, not the Python option (issue 27: "Pass positive=...")
+    assert "Which class is positive?" in at.error[0].value and "positive=" not in at.error[0].value
     assert at.selectbox(key="src__positive").options == [data.GUESS_POSITIVE, "benign", "malignant"]
     at.selectbox(key="src__positive").set_value("malignant").run()
     no_exception(at)

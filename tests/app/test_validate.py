@@ -128,6 +128,22 @@ def test_the_verdicts_print_the_one_vocabulary_of_statuses(monkeypatch):
     assert "(all good): " in uc.verdict_markdown({"level": "weak calibration", "status": "ok", "verdict": "As expected."})
 
 
+def test_a_refused_validation_says_what_to_do_in_the_app_not_in_python():
+    # issue 27: the app said "Pass positive=..." (the Python wording) to its users
+    from types import SimpleNamespace
+
+    from calibdash_app import jobs
+    from calibdash_app.runs import failure_message
+
+    with pytest.raises(cd.InputError) as info:
+        cd.validate_risk_model(np.array([0.2, 0.7, 0.4, 0.9] * 50), np.array(["a", "b", "b", "a"] * 50))
+    assert "Pass positive= one of 'a', 'b'." in str(info.value)  # Python users keep their wording
+    job = SimpleNamespace(state=jobs.FAILED, error=info.value)
+    text = failure_message(job, "The validation", fixes=uc.FIXES)
+    assert "Which label is the outcome the risks predict?" in text and "positive=" not in text
+    assert text.endswith("**In the app:** " + uc.FIXES["positive"])
+
+
 def test_first_visit_shows_the_demo_validation(tmp_path):
     at = go(app(), VALIDATE)
     assert any("This is the demo" in i.value for i in at.info)

@@ -126,6 +126,15 @@ def test_labels_file_with_names_and_a_one_column_table():
     with pytest.raises(cd.InputError, match="Which class is positive") as info:
         cd.load_predictions(df["p_malignant"].to_numpy(), df["diagnosis"].to_numpy(str))
     assert info.value.option == "positive"
+    # Python's wording for Python users; the app shows the problem without it, in its own words (issue 27)
+    error = info.value
+    assert str(error).endswith("Which class is positive? Pass positive=... (one of the labels).")
+    assert error.fix == "Pass positive=... (one of the labels)."
+    bare = error.without_fix()
+    assert str(bare).endswith("Which class is positive?") and "Pass" not in str(bare) and bare.option == "positive"
+    back = pickle.loads(pickle.dumps(error))  # from a worker process, whole
+    assert (str(back), back.parts, back.problem, back.option, back.fix) == (str(error), error.parts, error.problem,
+                                                                           error.option, error.fix)
     r = cd.load_predictions(df["p_malignant"].to_numpy(), df["diagnosis"].to_numpy(str), positive="malignant")
     assert r.sha256 == q.sha256
 
