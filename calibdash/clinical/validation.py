@@ -106,6 +106,7 @@ from calibdash.predictions import Predictions
 
 __all__ = [
     "DEFAULT_THRESHOLDS",
+    "ZERO_FLOOR_METRICS",
     "LevelsCurve",
     "SampleAnalysis",
     "analyse_sample",
@@ -153,6 +154,9 @@ THRESHOLDS = np.round(np.arange(1, 100) / 100, 2)
 # Calster & Steyerberg (2019) ask that the range be chosen before looking at the curve. Users
 # set their own with ``thresholds=``.
 DEFAULT_THRESHOLDS = (0.05, 0.5)
+# The metrics whose interval's lower end is set to 0, by rule, whenever the data are consistent
+# with perfect calibration (see the module's docstring): an end at 0 is that rule, not a measured bound.
+ZERO_FLOOR_METRICS = ("ICI", "E50", "E90")
 # Below this many distinct risks the observed event rate per risk level replaces the loess
 # curve: a point score (CHA2DS2-VASc, risk bands) has nothing between its levels for loess to
 # smooth, and netlib loess is singular on 3-5 support points.
@@ -1027,7 +1031,7 @@ def analyse_sample(p, y, *, n_resamples, random_state, level, method="loess", cu
                     + (f", stopped once clearly {'below' if consistency < 1 - level else 'above'} {1 - level:g}"
                        " (sequential Monte Carlo)" if early else ""))
     pvalues["ICI"] = consistency
-    for name in ("ICI", "E50", "E90"):
+    for name in ZERO_FLOOR_METRICS:
         e, q_lo, q_hi = values[name]
         # union with the basic interval (its lower end 2e - q_hi), which corrects the upward bias
         low = min(q_lo, max(0.0, 2 * e - q_hi))

@@ -35,6 +35,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from calibdash.clinical.validation import ZERO_FLOOR_METRICS
 from calibdash.clinical.verdicts import (  # noqa: F401  (re-exported: the display's vocabulary)
     DIGITS,
     LEVELS,
@@ -64,7 +65,7 @@ __all__ = ["LEVELS", "DIGITS", "FOREST_METRICS", "METRIC_UNITS", "POINTS_METRICS
            "metrics_table",
            "grouped_table", "net_benefit_table", "pooled_table", "centres_table", "recalibration_table",
            "recalibration_text", "calibration_error_table", "curve_note", "zoom_limit", "validation_curve_figure",
-           "decision_curve_figure", "forest_figure", "sample_size_text", "format_metric", "format_p",
+           "decision_curve_figure", "forest_figure", "interval_traces", "sample_size_text", "format_metric", "format_p",
            "interval_text", "useful_thresholds"]
 
 # The decision curve's view: treat-all's net benefit falls to -(1 - prevalence) / ... at high
@@ -580,6 +581,33 @@ def _forest_rows(v, cls):
 
 # the gap holds a panel's tick labels and the next panel's two-line title
 FOREST_ROW_PX, FOREST_GAP_PX = 26, 90
+INTERVAL_COLOR, INTERVAL_PX, CAP_PX = "#444", 1.8, 10
+
+
+def interval_traces(lows, highs, ys, *, floored=False):
+    """The intervals of a forest plot's rows ``ys``: a line from each ``lows`` to ``highs`` and a
+    cap at each end that was measured.
+
+    plotly's error bars cap both ends of every interval, a missing end included (at the
+    estimate), so the ICI's lower ends, 0 by rule when the data are consistent with perfect
+    calibration (``floored``: :data:`calibdash.clinical.validation.ZERO_FLOOR_METRICS`), drew a
+    column of ticks on the reference line at 0 (issue 27). Here such an end, or a missing one,
+    has no cap: the line reaches 0 and stops.
+    """
+    xs, ys_line, cap_x, cap_y = [], [], [], []
+    for lo, hi, y in zip(lows, highs, ys):
+        ends = [x for x in (lo, hi) if np.isfinite(x)]
+        if len(ends) == 2:
+            xs += [lo, hi, None]
+            ys_line += [y, y, None]
+        for x in ends:
+            if not (floored and x == lo and x == 0):
+                cap_x.append(x)
+                cap_y.append(y)
+    return [go.Scatter(x=xs, y=ys_line, mode="lines", line=dict(color=INTERVAL_COLOR, width=INTERVAL_PX),
+                       hoverinfo="skip", showlegend=False, name="interval"),
+            go.Scatter(x=cap_x, y=cap_y, mode="markers", hoverinfo="skip", showlegend=False, name="interval end",
+                       marker=dict(symbol="line-ns", size=CAP_PX, line=dict(color=INTERVAL_COLOR, width=INTERVAL_PX)))]
 
 
 def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
@@ -628,7 +656,7 @@ def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
     order = labels[::-1]  # "All" at the top
     for i, m in enumerate(metrics, start=1):
         for filled in (True, False):
-            xs, ys, plus, minus, hover = [], [], [], [], []
+            xs, ys, lows, highs, hover = [], [], [], [], []
             for (_, group, status), shown in zip(entries, labels):
                 if status == "too small" or (status == "imprecise") == filled:
                     continue
@@ -638,15 +666,15 @@ def forest_figure(v, *, cls=None, metrics=FOREST_METRICS):
                 e, lo, hi = (metric_scale(m) * x for x in (e, lo, hi))  # drawn on the scale the title names
                 xs.append(e)
                 ys.append(shown)
-                plus.append(hi - e if np.isfinite(hi) else 0)
-                minus.append(e - lo if np.isfinite(lo) else 0)
+                lows.append(lo)
+                highs.append(hi)
             if not xs:
                 continue
+            for trace in interval_traces(lows, highs, ys, floored=m in ZERO_FLOOR_METRICS):
+                fig.add_trace(trace, row=i, col=1)
             fig.add_trace(go.Scatter(
                 x=xs, y=ys, mode="markers", hovertext=hover, hoverinfo="text",
                 marker=dict(size=10, color=LINE, symbol="square" if filled else "square-open", line=dict(width=2)),
-                error_x=dict(type="data", symmetric=False, array=plus, arrayminus=minus, color="#444", thickness=1.8,
-                             width=5),
                 name="group estimate and interval" if filled else "imprecise group",
                 showlegend=i == 1, legendgroup="filled" if filled else "open"), row=i, col=1)
         small = [shown for (_, _, status), shown in zip(entries, labels) if status == "too small"]

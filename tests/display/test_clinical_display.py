@@ -347,7 +347,7 @@ def test_forest_figure_flags_small_groups(grouped):
     text = [t for t in fig.data if t.mode == "text"]
     assert len(text) == 3 and all(list(t.text) == ["too small (not judged)"] for t in text)
     assert "tiny &lt;b&gt; (too small)" in text[0].y  # the user's name escaped for plotly
-    points = [t for t in fig.data if t.mode == "markers"]
+    points = [t for t in fig.data if t.mode == "markers" and t.name != "interval end"]  # not the intervals' caps
     assert all("tiny" not in " ".join(t.y) for t in points)  # not judged, not drawn
     assert fig.layout.yaxis.categoryarray[-1] == "All"
     # issue 27: each panel names its scale; the ICI drawn in percentage points, as the table gives it
@@ -406,3 +406,36 @@ def test_centres_table_one_row_per_centre(centres):
     assert t.set_index("centre").loc["C", "O:E"] == (f"{dc.format_metric('O:E', oe['estimate'])} "
                                                      f"({dc.interval_text('O:E', oe['ci_low'], oe['ci_high'], ideal=1.0)})")
     assert t.set_index("centre").loc["A", "patients"] == f"{int(c.loc[('A', 'O:E'), 'n']):,}"
+
+
+def _marks(fig, axis, x):
+    """The marks a reader sees at ``x`` in the panel of x axis ``axis`` ("x3"): markers, and the caps
+    of plotly's error bars (both ends of every bar, a zero-length arm's at its point)."""
+    found = []
+    for t in fig.data:
+        if (t.xaxis or "x") != axis or t.mode not in ("markers", "lines+markers") or t.x is None:
+            continue
+        xs = np.asarray(t.x, dtype=float)
+        found += [("marker", t.name) for v in xs if v == x]
+        e = t.error_x
+        if e is not None and e.array is not None and (e.visible is None or e.visible) and (e.width is None or e.width > 0):
+            for lo, hi in zip(xs - np.asarray(e.arrayminus, dtype=float), xs + np.asarray(e.array, dtype=float)):
+                found += [("cap", t.name) for v in (lo, hi) if np.isclose(v, x)]
+    return found
+
+
+def test_forest_figure_draws_no_tick_where_an_interval_reaches_zero_by_rule():
+    # issue 27: "stray ticks at x = 0": the caps of the ICI intervals whose lower end is 0 because the
+    # data are consistent with perfect calibration (ZERO_FLOOR_METRICS), drawn on the reference line
+    p, y = _sim(1600, seed=21)
+    g = np.where(np.arange(len(y)) % 2 == 0, "east", "west")
+    v = cd.validate_risk_model(p, y, groups=g, n_resamples=20, calibration_error=False)
+    ici = v.metrics[v.metrics["metric"] == "ICI"]
+    assert (ici["ci_low"] == 0).sum() >= 2  # the case of the issue: intervals floored at 0
+    fig = dc.forest_figure(v, metrics=("calibration slope", "ICI"))
+    assert _marks(fig, "x2", 0.0) == []
+    # every measured end keeps its cap: the upper ends of the ICI and both ends of the slope
+    for axis, metric in (("x2", "ICI"), ("x", "calibration slope")):
+        rows = v.metrics[v.metrics["metric"] == metric]
+        ends = [dc.metric_scale(metric) * x for x in list(rows["ci_high"]) + list(rows["ci_low"]) if x != 0]  # as drawn
+        assert all(_marks(fig, axis, x) for x in ends), metric
