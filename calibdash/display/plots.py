@@ -39,6 +39,15 @@ def auto_margins(fig):
     return fig
 
 
+# A legend placed at a fraction of the plot area's height below it overlapped the x axis's
+# title, which plotly places in pixels under the tick labels (on Compare's overlaid chart, whose
+# axis title has two lines, issue 27); above the plot, a legend that wraps on a narrow screen runs
+# into the figure's title, and beside it, it squeezes the plot on a phone. At the foot of the
+# figure (container coordinates) plotly reserves the room it needs below everything else, and
+# it wraps, horizontal, on a narrow screen.
+LEGEND_BELOW = dict(orientation="h", xref="container", x=0, xanchor="left", yref="container", y=0, yanchor="bottom")
+
+
 def interval_bars(plus, minus):
     """``error_x`` of estimates with intervals: ``plus`` above and ``minus`` below each estimate."""
     return dict(type="data", symmetric=False, array=plus, arrayminus=minus, visible=True, color="#444", thickness=2,
@@ -369,8 +378,7 @@ def reliability_figure(table, title="Top-label reliability", recal=None, xlabel=
     fig.update_yaxes(title_text="count", row=2, col=1)
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
-    fig.update_layout(title=title, height=560, bargap=0, margin=dict(t=60, b=50, l=60, r=20),
-                      legend=dict(orientation="h", y=-0.18))
+    fig.update_layout(title=title, height=560, bargap=0, margin=dict(t=60, b=50, l=60, r=20), legend=LEGEND_BELOW)
     return auto_margins(fig)
 
 
@@ -444,7 +452,7 @@ def ternary_figure(P, G=None, class_names=("class 0", "class 1", "class 2"), lab
                                     hovertemplate=f"{names[0]} %{{a:.2f}}<br>{names[1]} %{{b:.2f}}<br>"
                                                   f"{names[2]} %{{c:.2f}}<extra>prediction</extra>"))
     fig.update_layout(ternary=dict(aaxis_title=names[0], baxis_title=names[1], caxis_title=names[2]),
-                      height=560, margin=dict(t=40, b=40), legend=dict(orientation="h", y=-0.05))
+                      height=560, margin=dict(t=40, b=40), legend=LEGEND_BELOW)
     return auto_margins(fig)
 
 
@@ -479,7 +487,7 @@ def continuous_reliability_figure(curve, title=None, xlabel="confidence (max pro
     fig.update_yaxes(title_text="density", row=2, col=1)
     fig.update_xaxes(range=[0, 1], row=1, col=1)
     fig.update_xaxes(range=[0, 1], title_text=xlabel, row=2, col=1)
-    fig.update_layout(title=title, height=560, margin=dict(t=60, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.18))
+    fig.update_layout(title=title, height=560, margin=dict(t=60, b=50, l=60, r=20), legend=LEGEND_BELOW)
     return auto_margins(fig)
 
 
@@ -603,7 +611,7 @@ def overlaid_reliability_figure(tables, title="Top-label reliability, all models
                           "(band %{customdata[1]:.3f}-%{customdata[2]:.3f})<br>%{customdata[0]} predictions<extra></extra>"))
     fig.update_layout(title=title, xaxis_title="confidence (max probability);<br>marker size: predictions in the bin",
                       yaxis_title="fraction correct", height=520, margin=dict(t=60, b=50, l=60, r=20),
-                      legend=dict(orientation="h", y=-0.15))
+                      legend=LEGEND_BELOW)
     fig.update_xaxes(range=[0, 1])
     fig.update_yaxes(range=[0, 1.02])
     return auto_margins(fig)
@@ -684,7 +692,7 @@ def lab_estimates_figure(summary, truth):
                              hovertemplate="true error %{y:.2f} points<extra></extra>"))
     fig.update_xaxes(type="log", title_text="sample size n", tickmode="array", tickvals=ns, ticktext=[f"{n:,}" for n in ns])
     fig.update_yaxes(title_text="calibration error (percentage points)")
-    fig.update_layout(height=460, margin=dict(t=30, b=50, l=60, r=20), legend=dict(orientation="h", y=-0.2))
+    fig.update_layout(height=460, margin=dict(t=30, b=50, l=60, r=20), legend=LEGEND_BELOW)
     return auto_margins(fig)
 
 
@@ -712,7 +720,7 @@ def figure1_figure(df, max_seed_lines=20):
                              marker=dict(color=BEST, size=13, symbol="diamond"), name=f"minimum at theta = {best:.3g}"))
     fig.add_vline(x=1.0, line=dict(color="black", dash="dash"))
     fig.update_layout(xaxis_title="theta (1 = the true conditional probabilities)", yaxis_title="risk (Eq. 20)",
-                      height=460, margin=dict(t=30, b=50, l=70, r=20), legend=dict(orientation="h", y=-0.2))
+                      height=460, margin=dict(t=30, b=50, l=70, r=20), legend=LEGEND_BELOW)
     # The single seeds spread far wider than the mean's band; keep the mean readable.
     lo, hi = float(np.min(m - 3 * se)), float(np.max(m + 3 * se))
     pad = 0.5 * (hi - lo)

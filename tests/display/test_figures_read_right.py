@@ -228,3 +228,41 @@ def test_every_axis_pushes_its_margins(top, sim):
         for name in fig.layout:
             if name.startswith(("xaxis", "yaxis")):
                 assert fig.layout[name].automargin is True, name
+
+
+def legend_place(fig):
+    """Where the legend of ``fig`` lies: at the "foot" of the figure (container coordinates, where
+    plotly reserves room for it under everything else), "above" the plot area, or "below" it (at a
+    fraction of its height, where the x axis's title is too)."""
+    lg = fig.layout.legend
+    if lg.yref == "container" and lg.y == 0 and lg.yanchor == "bottom":
+        return "foot"
+    if lg.y is not None and lg.y >= 1 and lg.yanchor == "bottom":
+        return "above"
+    return "below"
+
+
+def test_no_legend_can_cover_an_axis_title_or_the_figures_title(sim):
+    # issue 27: on Compare's overlaid reliability chart the legend, below the plot, covered the x
+    # axis's (two-line) title. A legend lies at the figure's foot, or above the plot area in a
+    # figure without a title; below it only where no x axis has a title.
+    # (tests/e2e/test_figures_browser.py measures them in chromium.)
+    P, y = sim
+    table = rl.reliability_table(*rl.top_label(P, y), n_bins=10, n_resamples=0)
+    softened = np.sqrt(P) / np.sqrt(P).sum(axis=1, keepdims=True)
+    other = rl.reliability_table(*rl.top_label(softened, y), n_bins=10, n_resamples=0)
+    est = lab.estimates_vs_n(lab.scenario("logistic"), ns=[200], n_repeats=2, estimators=["bins"], random_state=0)
+    figures = {
+        "overlaid": plots.overlaid_reliability_figure({"a": table, "b": other}),
+        "reliability": plots.reliability_figure(table),
+        "continuous": plots.continuous_reliability_figure(rl.continuous_reliability_curve(P, y, n_resamples=0, grid=21)),
+        "simplex": plots.ternary_figure(P[:, :3] / P[:, :3].sum(axis=1, keepdims=True)),
+        "lab": plots.lab_estimates_figure(lab.summarise_estimates(est), est["truth"].iloc[0]),
+        "figure 1": plots.figure1_figure(lab.figure1(n=100, n_seeds=2, thetas=[0.6, 1.0], random_state=0)),
+    }
+    for name, fig in figures.items():
+        assert any(t.showlegend is not False for t in fig.data), name  # a legend is drawn
+        place = legend_place(fig)
+        titled_x = any(fig.layout[a].title.text for a in fig.layout if a.startswith("xaxis"))
+        assert place == "foot" or (place == "above" and not fig.layout.title.text) \
+            or (place == "below" and not titled_x), (name, place)

@@ -103,3 +103,41 @@ def test_reliability_figures_read_right_at_400_pixels(browser, server):
         w.check()
     finally:
         context.close()
+
+
+def test_legends_cover_no_title_at_any_width(browser, tmp_path):
+    # issue 27: on Compare's overlaid reliability chart the legend covered the x axis's title. The
+    # figures with a legend, drawn alone (no server needed) at a phone's width and a desktop's.
+    import numpy as np
+
+    from calibdash.display import plots
+    from calibdash.display import reliability as rl
+
+    rng = np.random.default_rng(27)
+    tables = {}
+    for i, name in enumerate(["a model with a long name", "another model", "a third one"]):
+        conf = rng.uniform(0.4, 1.0, 2000)
+        correct = (rng.random(2000) < conf ** (1 + i / 2)).astype(int)
+        tables[name] = rl.reliability_table(conf, correct, n_bins=10, n_resamples=0)
+    figures = {"overlaid": plots.overlaid_reliability_figure(tables), "reliability": plots.reliability_figure(tables["another model"]),
+               "continuous": plots.continuous_reliability_figure(rl.continuous_reliability_curve(
+                   np.column_stack([conf, 1 - conf]), 1 - correct, n_resamples=0, grid=21))}
+    context = browser.new_context()
+    try:
+        pg = context.new_page()
+        for name, fig in figures.items():
+            path = tmp_path / f"{name}.html"
+            fig.write_html(path, include_plotlyjs=True, config={"responsive": True})
+            for size in (NARROW, {"width": 1200, "height": 900}):
+                pg.set_viewport_size(size)
+                pg.goto(path.as_uri())
+                root = pg.locator(".js-plotly-plot")
+                root.wait_for(timeout=60_000)
+                pg.wait_for_timeout(500)
+                m = root.evaluate(MEASURE)
+                assert m["legend"] and m["titles"], (name, size)
+                for entry in m["legend"]:
+                    for t in m["titles"] + m["ticks"]:
+                        assert not overlap(entry, t), f"{name} at {size['width']} px: the legend's {entry['text']!r} covers {t['text']!r}"
+    finally:
+        context.close()
