@@ -633,10 +633,11 @@ COMPARISON_ERROR_COLUMNS = ("estimate", "ci_low", "ci_high")
 
 def comparison_models_points(models):
     """The Compare page's models table (:attr:`calibdash.evaluation.compare.ComparisonResult.models`) with its
-    calibration errors in percentage points, the unit of :func:`comparison_figure`, and without the squared
-    errors (the CSV download keeps every column at full precision)."""
+    calibration errors in percentage points and its accuracy in % correct, the units of
+    :func:`comparison_figure`, and without the squared errors (the CSV download keeps every column at
+    full precision, in fractions)."""
     shown = models.drop(columns=["squared_estimate", "squared_se"], errors="ignore")
-    return shown.assign(**{c: 100 * shown[c] for c in COMPARISON_ERROR_COLUMNS})
+    return shown.assign(**{c: 100 * shown[c] for c in (*COMPARISON_ERROR_COLUMNS, "accuracy")})
 
 
 COMPARISON_PAIR_COLUMNS = ("error_difference", "error_difference_low", "error_difference_high", "estimate_a", "estimate_b")

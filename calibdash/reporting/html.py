@@ -538,13 +538,13 @@ def comparison_report(comparison, predictions=None, *, title=None, path=None, n_
     body.append('<section id="settings"><h2>Settings and seed</h2>' + kv_table(settings)
                 + "<p>To rerun in Python: <code>cd.compare(models, notion=..., estimator=..., random_state=...)</code> "
                   "with the settings above and the same predictions (their fingerprints are below).</p></section>")
-    rows = [(escape(r["model"]), num(r["accuracy"], ".4f"), num(r["brier"], ".4f"), escape(r["estimator"]), escape(r["hyperparameters"]),
+    rows = [(escape(r["model"]), num(r["accuracy"], ".2f"), num(r["brier"], ".4f"), escape(r["estimator"]), escape(r["hyperparameters"]),
              num(r["val_risk"], ".5g"), num(r["estimate"], ".2f"), interval(r["ci_low"], r["ci_high"], ".2f"))
             for _, r in plots.comparison_models_points(comparison.models).iterrows()]
     body.append('<section id="models"><h2>Models</h2><p class="muted">The calibration error of each model on the holdout '
                 "rows (0 = calibrated) with its 95% interval; accuracy and the Brier score mix in how often the model is "
                 "right.</p>"
-                + table(["model", "accuracy", "Brier", "estimator", "hyperparameters", "risk", "calibration error (points)",
+                + table(["model", "accuracy (% correct)", "Brier", "estimator", "hyperparameters", "risk", "calibration error (points)",
                          "95% interval (points)"], rows, numeric=(1, 2, 5, 6))
                 + figs.add(plots.comparison_figure(comparison), "Calibration error in percentage points with its 95% "
                            "interval, accuracy and Brier score of every model.", "comparison estimates")

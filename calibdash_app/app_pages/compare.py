@@ -87,7 +87,7 @@ def show(res):
     st.plotly_chart(plots.comparison_figure(res), key="cmp_estimates", width="stretch")
     st.dataframe(plots.comparison_models_points(res.models), key="cmp_models_table", hide_index=True, width="stretch",
                  column_config={
-        "accuracy": st.column_config.NumberColumn("accuracy", format="%.4f", help=H["accuracy"]),
+        "accuracy": st.column_config.NumberColumn("accuracy (% correct)", format="%.2f", help=H["accuracy"]),
         "brier": st.column_config.NumberColumn("Brier", format="%.4f", help=H["brier"]),
         "estimate": st.column_config.NumberColumn("calibration error (points)", format="%.2f"),
         "ci_low": st.column_config.NumberColumn("95% low (points)", format="%.2f"),

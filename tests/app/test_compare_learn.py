@@ -112,6 +112,7 @@ def test_compare_default_view_matches_the_library(app):
     np.testing.assert_allclose(models[["estimate", "ci_low", "ci_high"]], 100 * want.models[["estimate", "ci_low", "ci_high"]],
                                rtol=1e-12)
     assert "squared_estimate" not in models
+    np.testing.assert_allclose(models["accuracy"], 100 * want.models["accuracy"], rtol=1e-12)  # % correct, as the chart
     text = " ".join(m.value for m in at.markdown)
     a, b = 100 * want.models["estimate"]
     assert f"calibration errors of {min(a, b):.2f} and {max(a, b):.2f} percentage points" in text

@@ -323,7 +323,7 @@ def test_comparison_report_is_self_contained_and_holds_the_comparisons_numbers(c
     # the models' and the pairs' numbers, the settings and seed, the fingerprints, the versions, the references
     # issue 27: calibration errors and their differences in percentage points, as in the app
     for _, r in cmp.models.iterrows():
-        assert f"{100 * r['estimate']:.2f}" in doc and f"{r['accuracy']:.4f}" in doc and f"{r['brier']:.4f}" in doc
+        assert f"{100 * r['estimate']:.2f}" in doc and f"{100 * r['accuracy']:.2f}" in doc and f"{r['brier']:.4f}" in doc
         assert f"{100 * r['ci_low']:.2f} to {100 * r['ci_high']:.2f}" in doc
     pair = cmp.error_differences().iloc[0]
     assert f'<td class="num">{100 * pair["error_difference"]:.2f}</td>' in doc
