@@ -5,7 +5,8 @@ the clinical verdicts, the reports).
 integer with thousands separators ("2,520", never "2.52e+03"); :func:`format_significant`
 writes a measured value to a few significant digits without switching to powers of ten
 for ordinary magnitudes ("0.00051", not "0.0005102" or "5.1e-04"). A missing value is ""
-in each. P-values have their own convention: :func:`calibdash.clinical.verdicts.format_p`.
+in each. P-values have their own convention, medicine's: :func:`format_p` ("< 0.001", else
+three decimals), in the app, the reports and the command line alike.
 
 Nothing here imports another calibdash module: the module is on the package's ground floor.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import math
 import numbers
 
-__all__ = ["format_number", "format_count", "format_significant"]
+__all__ = ["format_number", "format_count", "format_significant", "format_p", "p_statement"]
 
 # Between these magnitudes a value is written in fixed point; outside them in powers of ten
 # (1.2e-06), which reads better than a run of zeros.
@@ -71,3 +72,24 @@ def format_significant(value, digits=3):
     decimals = max(digits - 1 - math.floor(math.log10(abs(rounded))), 0)
     text = format(rounded, f",.{decimals}f")
     return text.rstrip("0").rstrip(".") if "." in text else text  # as "g" does: no trailing zeros
+
+
+def format_p(p):
+    """A p-value as medicine writes it: "< 0.001", else three decimals; "" when missing. A value
+    just below 0.05 keeps the decimals that show it below ("0.0496", not "0.050", beside a sentence
+    that says the test rejects at the 5% level)."""
+    v = _finite(p)
+    if v is None or math.isinf(v):
+        return ""
+    if v < 0.001:
+        return "< 0.001"
+    decimals = 3
+    while v < 0.05 <= float(f"{v:.{decimals}f}") and decimals < 12:
+        decimals += 1
+    return f"{v:.{decimals}f}"
+
+
+def p_statement(p):
+    """"p < 0.001" or "p = 0.034" (:func:`format_p`), for a sentence; "" when missing."""
+    text = format_p(p)
+    return "" if not text else ("p " + text if text.startswith("<") else "p = " + text)

@@ -20,6 +20,7 @@ from calibdash.clinical.validation import DEFAULT_THRESHOLDS
 from calibdash.clinical.verdicts import STATUS_WORDS
 from calibdash.display import text as display
 from calibdash.display.meta import pooled_forest_figure
+from calibdash.formatting import p_statement
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash.reporting.validation import metrics_csv
@@ -275,11 +276,11 @@ def heterogeneity_sentences(v, cls):
     out = []
     for _, t in class_rows(v.heterogeneity, cls).iterrows():
         p = float(t["p_value"])
-        shown = "< 0.001" if p < 0.001 else f"= {p:.3f}"
+        shown = p_statement(p)
         units = "centres" if v.clusters else "groups"
         what = f"differs between the {units}" if p < 0.05 else f"shows no clear difference between the {units}"
         out.append(display.escape_markdown(f"{t['metric'][0].upper()}{t['metric'][1:]} {what} (likelihood-ratio test, "
-                                           f"chi-squared {t['statistic']:.2f} on {int(t['df'])} df, p {shown})."))
+                                           f"chi-squared {t['statistic']:.2f} on {int(t['df'])} df, {shown})."))
     return out
 
 

@@ -86,7 +86,7 @@ def show_no_result():
 
 
 def number_table(df, *, key, numbers, column_config=None, pinned=()):
-    """``st.dataframe`` of ``df`` with the columns of ``numbers`` ({column: (label, format spec, help)})
+    """``st.dataframe`` of ``df`` with the columns of ``numbers`` ({column: (label, format spec or function, help)})
     shown as right-aligned text wide enough for every value (a minus sign is never clipped) and
     missing values blank (not a grey "None"): :func:`calibdash.display.tables.formatted`. The
     columns of ``pinned`` stay in view when the table scrolls sideways on a narrow screen."""

@@ -18,7 +18,7 @@ from scipy import stats
 
 from calibdash.clinical.sample_size import MIN_EVENTS, MIN_GROUP_EVENTS, TARGETS
 from calibdash.errors import ConfigError
-from calibdash.formatting import format_number
+from calibdash.formatting import format_number, format_p  # format_p: re-exported, one of the verdicts' words
 
 __all__ = ["LEVELS", "DIGITS", "POINTS_METRICS", "METRIC_UNITS", "metric_scale", "REFERENCE_VALUES", "STATUSES",
            "STATUS_WORDS", "hierarchy_verdicts", "useful_thresholds",
@@ -73,13 +73,6 @@ def format_metric(name, value, *, digits=None):
         value = metric_scale(name) * float(value)
     text = format_number(value, f".{DIGITS.get(name, 3) if digits is None else digits}f")
     return text[1:] if text.startswith("-") and not text.strip("-0.") else text
-
-
-def format_p(p):
-    """A p-value as medicine writes it: "< 0.001", else three decimals; "" when missing."""
-    if p is None or not np.isfinite(p):
-        return ""
-    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def interval_text(name, low, high, *, ideal=None):

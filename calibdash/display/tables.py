@@ -29,7 +29,8 @@ def formatted(df, formats, *, default=".4g"):
     ----------
     df : DataFrame
     formats : dict
-        ``{column: format spec}`` for the numeric columns shown with a stated precision.
+        ``{column: format spec}`` for the numeric columns shown with a stated precision, or
+        ``{column: function}`` writing one value (e.g. :func:`calibdash.formatting.format_p`).
     default : str, default=".4g"
         The spec of every other floating-point column.
 
@@ -42,7 +43,9 @@ def formatted(df, formats, *, default=".4g"):
     out = df.copy()
     for col in out.columns:
         series = out[col]
-        if col in formats:
+        if col in formats and callable(formats[col]):
+            out[col] = [formats[col](v) for v in series]
+        elif col in formats:
             out[col] = [format_number(v, formats[col]) for v in series]
         elif pd.api.types.is_float_dtype(series):
             out[col] = [format_number(v, default) for v in series]

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from calibdash.display.reliability import FIFTEEN_BIN_NAMES
 from calibdash.evaluation.verdict import judge
+from calibdash.formatting import p_statement
 
 _NOTION_WORDS = {
     "top-label": "how far the model's confidence in its predicted class is from how often that class is right",
@@ -181,7 +182,7 @@ def verdict(result):
     tests = other[other["estimator"].str.startswith("skce") & other["p_value"].notna()] if len(other) else other
     for _, t in tests.iterrows():
         p = float(t["p_value"])
-        shown = "p < 0.001" if p < 0.001 else f"p = {p:.3f}"
+        shown = p_statement(p)
         details.append(
             f"The kernel calibration test of Widmann et al. ({t['estimator']}) "
             + (f"rejects 'the model is calibrated' at the 5% level ({shown})." if p < 0.05

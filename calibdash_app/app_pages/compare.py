@@ -6,6 +6,7 @@ from calibdash.display import plots
 from calibdash.display import reliability as rl
 from calibdash.display.text import code
 from calibdash.estimators.registry import available_estimators
+from calibdash.formatting import p_statement
 from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash_app import data, downloads, runs
@@ -100,7 +101,7 @@ def show(res):
     better, worse = (best["model_a"], best["model_b"]) if best["difference"] < 0 else (best["model_b"], best["model_a"])
     if best["p_value"] < 0.05:
         errors = {best["model_a"]: best["estimate_a"], best["model_b"]: best["estimate_b"]}
-        p = "p < 0.001" if best["p_value"] < 0.001 else f"p = {best['p_value']:.3f}"
+        p = p_statement(best["p_value"])
         st.markdown(f"**{code(better)}** is better calibrated than **{code(worse)}**: calibration errors of "
                     f"{100 * errors[better]:.2f} and {100 * errors[worse]:.2f} percentage points ({p}; the test "
                     "compares their squared errors: equal squares are equal errors).")

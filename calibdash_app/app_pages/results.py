@@ -5,6 +5,7 @@ import streamlit as st
 from calibdash.display import plots, units
 from calibdash.display.text import code
 from calibdash.display.verdict import verdict
+from calibdash.formatting import format_p
 from calibdash.io.export import csv_text
 from calibdash_app import data, downloads, runs, widgets
 from calibdash_app.help import HELP
@@ -65,7 +66,7 @@ def show(results):
             "estimate_se": (f"s.e. ({u})", ".2f" if unit == units.PERCENTAGE_POINTS else ".2g", None),
             "ci_low": (f"95% low ({u})", fmt, HELP["interval"]),
             "ci_high": (f"95% high ({u})", fmt, HELP["interval"]),
-            "p_value": ("p-value (a probability)", ".3g", "Of the calibration test of 'the model is calibrated' (SKCE "
+            "p_value": ("p-value (a probability)", format_p, "Of the calibration test of 'the model is calibrated' (SKCE "
                                                           "rows): small means the data are unlikely under a calibrated model."),
         })
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from calibdash.display.tables import format_number
 from calibdash.evaluation.gridtext import format_grid
+from calibdash.formatting import format_p
 
 from .conftest import go, no_exception
 
@@ -43,7 +43,7 @@ def test_literature_and_summary_tables_show_signed_numbers_and_no_none(at):
     row = others[others["estimator"] == "skce"].iloc[0]
     assert (row["estimate"], row["estimate_se"], row["ci_low"], row["ci_high"]) == ("-0.0004798", "0.00078", "-0.002011", "0.001052")
     skce_rows = res.others[res.others["quantity"] == "squared kernel calibration error"]
-    assert list(others["p_value"]) == [format_number(p, ".3g") for p in skce_rows["p_value"]]
+    assert list(others["p_value"]) == [format_p(p) for p in skce_rows["p_value"]]  # as medicine writes it, as the reports
     # the quantities without a test have no p-value column
     errors = [d.value for d in at.dataframe if set(d.value.get("estimator", [])) & {"ece-15-bins", "variational-brier-temperature"}]
     assert len(errors) == 2 and all("p_value" not in t for t in errors)
