@@ -18,8 +18,9 @@ exact path on real classifier outputs.
 
 from __future__ import annotations
 
+import copy
 import numbers
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -114,6 +115,17 @@ def exact_basis(Z, U, gamma):
 
 
 @dataclass(frozen=True)
+class DrawState:
+    """The random generator and residual diagonal of a pivoted factor where it stopped, and
+    whether its factor was formed whole (which fixes how its products round)."""
+
+    rng: np.random.Generator
+    resid: np.ndarray
+    chosen: tuple
+    whole: bool
+
+
+@dataclass(frozen=True)
 class PivotedFactor:
     """K ~ F F^T with F = k(Z, C) A, built block by block.
 
@@ -129,6 +141,9 @@ class PivotedFactor:
     bounds: tuple
     exhausted: bool  # stopped by the tolerance before reaching the pivots asked for
     block: int  # draws per block
+    # Where the drawing stopped, so that a longer request can go on from here (see
+    # randomly_pivoted_cholesky's ``start``); None for a leading part.
+    draws: DrawState | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_pivots(self):
@@ -147,7 +162,7 @@ class PivotedFactor:
 _BLOCK = 64
 
 
-def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, block=_BLOCK):
+def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, block=_BLOCK, start=None):
     """Low-rank factor of the RBF kernel, K ~ F F^T, by block randomly pivoted Cholesky
     (Chen, Epperly, Tropp & Webber 2022).
 
@@ -162,14 +177,18 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     approximation on the pivots C, and F = k(Z, C) A with the coefficients A tracked
     along, so that new points get consistent features k(z, C) A.
 
+    ``start``, a factor of the same Z, ``gamma``, ``random_state`` and ``rtol`` with fewer
+    pivots, is continued from where it stopped instead of drawn again: the result is the
+    factor this call computes without it, to the last digit (tests/estimators). When the
+    two would not round alike (another block size, or a factor formed whole against one
+    formed in row chunks), it is ignored.
+
     Returns
     -------
     PivotedFactor
     """
     n = Z.shape[0]
     block = min(block, n_components)
-    rng = np.random.default_rng(random_state)
-    resid = np.ones(n)  # k(z, z) = 1 for the RBF kernel
     norms = np.einsum("ij,ij->i", Z, Z)
     # F grows by at most ``block`` columns per block up to n_components + block - 1:
     # filled in place, where appending would copy it once per block (2 s at 32,000 x 1,000).
@@ -181,9 +200,17 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     # Nystroem path amplifies to about 1e-9 relative: older result files rerun identically.
     whole = n * (n_components + block) <= _WHOLE_FACTOR_ENTRIES
     F_buf = np.empty((n, n_components + block), order="C" if whole else "F")
-    F = F_buf[:, :0]
-    A = np.empty((0, 0))
-    chosen, bounds = [], []
+    if start is not None and start.draws is not None and start.draws.whole == whole and start.block == block:
+        rng, resid = copy.deepcopy(start.draws.rng), start.draws.resid.copy()
+        chosen, bounds, A = list(start.draws.chosen), list(start.bounds), start.A
+        F_buf[:, : start.F.shape[1]] = start.F
+        F = F_buf[:, : start.F.shape[1]]
+    else:
+        rng = np.random.default_rng(random_state)
+        resid = np.ones(n)  # k(z, z) = 1 for the RBF kernel
+        F = F_buf[:, :0]
+        A = np.empty((0, 0))
+        chosen, bounds = [], []
     exhausted = False
     while len(chosen) < n_components:
         total = resid.sum()
@@ -219,7 +246,8 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
         resid[S] = 0.0
         chosen.extend(S.tolist())
         bounds.append((len(chosen), F.shape[1]))
-    return PivotedFactor(Z[np.array(chosen, dtype=np.int64)], F, A, tuple(bounds), exhausted, block)
+    return PivotedFactor(Z[np.array(chosen, dtype=np.int64)], F, A, tuple(bounds), exhausted, block,
+                         DrawState(rng, resid, tuple(chosen), whole))
 
 
 def nystroem_basis(factor, U, gamma):
@@ -281,11 +309,10 @@ class _KernelRidgeEstimator(CalibrationEstimator):
             # Kronecker estimator's) takes the leading blocks of a longer one, which are
             # exactly what it would compute itself.
             key = ("pivoted-factor", self.notion, self.gamma, self.random_state, i)
+            # A longer request goes on from the shorter factor's last draw.
             factor = None if cache is None else cache.get(key)
-            if factor is not None and (factor.block != min(_BLOCK, m) or (factor.n_pivots < m and not factor.exhausted)):
-                factor = None
-            if factor is None:
-                factor = randomly_pivoted_cholesky(Z, float(self.gamma), m, self.random_state)
+            if factor is None or factor.block != min(_BLOCK, m) or (factor.n_pivots < m and not factor.exhausted):
+                factor = randomly_pivoted_cholesky(Z, float(self.gamma), m, self.random_state, start=factor)
                 if cache is not None:
                     cache[key] = factor
             bases.append(nystroem_basis(factor.leading(m), U, float(self.gamma)))

@@ -208,6 +208,10 @@ class _NotionRun:
         for name in self.kde_names:
             self.seconds[name] += sec / len(self.kde_names)
 
+    def needs_normalisers(self, items):
+        """True when a fold task of these (name, grid) items starts from the shared normalisers."""
+        return bool(self.normaliser_bandwidths) and any(REGISTRY[name].family == "kde" for name, _ in items)
+
     def fold_normalisers(self, k, items):
         """The shared normalisers a fold task's fit_path cache starts with, as (bandwidths,
         table of the fold's training rows), or () when its estimators need none."""
@@ -552,18 +556,6 @@ def evaluate_notions(
     def prefix(run):
         return f"{run.notion}, " if many else ""
 
-    # Work shared by the folds first: the tasks that need it wait for it.
-    shared = [(i, rows, bandwidths) for i, run in enumerate(runs) for rows, bandwidths in run.normaliser_jobs()]
-    total += len(shared)
-    report("starting")
-    if shared:
-        for j, values in _parallel(n_jobs)(delayed(_run_normalisers)(j, P, rows, bandwidths)
-                                            for j, (_, rows, bandwidths) in enumerate(shared)):
-            i, rows, _ = shared[j]
-            runs[i].absorb_normalisers(rows, *values)
-            done += 1
-            report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
-
     # Every array a task needs is one of its own arguments, never inside a list or a dict:
     # joblib's Dask backend scatters such arguments to the workers once per call, whereas a
     # container goes into every task's graph through the scheduler (at 10,000,000 rows the
@@ -571,6 +563,8 @@ def evaluate_notions(
     fold_arrays = [rows for fold in folds for rows in fold]
 
     def job(i, task):
+        if task[0] == "normalisers":
+            return delayed(_run_normalisers)((i, task[:2]), P, task[2], task[3])
         if task[0] == "fold":
             _, k, items = task
             return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
@@ -580,17 +574,34 @@ def evaluate_notions(
             return delayed(_run_reference)((i, task), P[val], y[val], runs[i].notion)
         return delayed(_run_other)((i, task[1]), task[1], P, y, test, runs[i].notion, random_state, *fold_arrays)
 
-    for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in tasks):
-        done += 1
-        if isinstance(key, tuple):
-            runs[i].reference_risks[key[1]] = out
-            report(f"{prefix(runs[i])}{REFERENCE}: risk of fold {key[1] + 1}/{n_folds}")
-        elif isinstance(key, str):
-            runs[i].other_rows[key] = out
-            report(f"{prefix(runs[i])}{key}: estimated on the holdout set")
-        else:
-            runs[i].absorb_fold(key, out)
-            report(f"{prefix(runs[i])}fold {key + 1}/{n_folds}: {', '.join(out)} validated")
+    # Work shared by the folds (the canonical kernel density's normalisers) goes first, with
+    # every task that does not need it, so that all workers start at once (a fresh worker
+    # spends about a second importing before its first task); the tasks that need it follow.
+    shared = [(0.0, i, ("normalisers", j, rows, bandwidths))
+              for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs())]
+    shared_rows = {(i, task[1]): task[2] for _, i, task in shared}
+    waits = [task[0] == "fold" and runs[i].needs_normalisers(task[2]) for _, i, task in tasks]
+    phases = [shared + [t for t, w in zip(tasks, waits) if not w], [t for t, w in zip(tasks, waits) if w]]
+    total += len(shared)
+    report("starting")
+    for phase in phases:
+        if not phase:
+            continue
+        for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in phase):
+            done += 1
+            if isinstance(key, tuple) and key[0] == "normalisers":
+                rows = shared_rows[i, key[1]]
+                runs[i].absorb_normalisers(rows, *out)
+                report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
+            elif isinstance(key, tuple):
+                runs[i].reference_risks[key[1]] = out
+                report(f"{prefix(runs[i])}{REFERENCE}: risk of fold {key[1] + 1}/{n_folds}")
+            elif isinstance(key, str):
+                runs[i].other_rows[key] = out
+                report(f"{prefix(runs[i])}{key}: estimated on the holdout set")
+            else:
+                runs[i].absorb_fold(key, out)
+                report(f"{prefix(runs[i])}fold {key + 1}/{n_folds}: {', '.join(out)} validated")
 
     # Selection by mean validation risk, then the holdout diagonals of the chosen models,
     # longest tasks first.
@@ -712,10 +723,10 @@ def _run_reference(key, P_val, y_val, notion):
         return key, zero_risk(P_val, y_val, notion)
 
 
-def _run_normalisers(i, P, rows, bandwidths):
+def _run_normalisers(key, P, rows, bandwidths):
     t0 = time.perf_counter()
     values = log_beta_table(P[rows], bandwidths)
-    return i, (values, time.perf_counter() - t0)
+    return key, (values, time.perf_counter() - t0)
 
 
 def _fold_diagonals_task(P, y, rows, notion, family, params, log_beta, *parts):

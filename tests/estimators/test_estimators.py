@@ -535,3 +535,64 @@ def test_kde_sparse_and_dense_kernel_sums_equal_the_formula(notion, fraction, mo
         np.testing.assert_allclose(got, brute.risk(H, A), rtol=1e-10)
         e = cd.make_estimator("kde", notion=notion, bandwidth=b).fit(P[:50], y[:50])
         assert_rel_close(e.h_diag(P[50:]), np.diag(H), 1e-10)
+
+
+@pytest.mark.parametrize("whole", [True, False, "mixed"])
+def test_a_longer_pivoted_factor_goes_on_from_a_shorter_one_to_the_last_digit(monkeypatch, whole):
+    """The Kronecker estimator (512 pivots) fits before the two-step one (1,000) in a fold
+    task; the two-step estimator's factor continues the shorter one instead of drawing
+    again, and is exactly the factor it would draw alone, whether the factor is formed
+    whole or in row chunks (they round differently, so a factor formed the other way is
+    not continued)."""
+    from calibdash.estimators import kernel_ridge
+
+    if whole is not True:
+        # "mixed": the shorter factor (900 x 214 entries) is formed whole, the longer in chunks
+        monkeypatch.setattr(kernel_ridge, "_WHOLE_FACTOR_ENTRIES", 10 if whole is False else 300_000)
+        monkeypatch.setattr(kernel_ridge, "_CHUNK_ENTRIES", 5_000)
+    Z = np.random.default_rng(3).dirichlet(np.full(6, 0.3), 900)
+    short = kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 150, 1)
+    fresh = kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 400, 1)
+    calls = []
+    real_rbf = kernel_ridge.rbf_kernel
+    monkeypatch.setattr(kernel_ridge, "rbf_kernel", lambda *a, **k: calls.append(a[1].shape[0]) or real_rbf(*a, **k))
+    went_on = kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 400, 1, start=short)
+    continued, calls[:] = list(calls), []
+    kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 400, 1)
+    assert short.n_pivots < went_on.n_pivots == fresh.n_pivots >= 400 and not fresh.exhausted
+    for a, b in [(went_on.C, fresh.C), (went_on.F, fresh.F), (went_on.A, fresh.A)]:
+        assert np.array_equal(a, b)
+    assert went_on.bounds == fresh.bounds and went_on.draws.chosen == fresh.draws.chosen
+    # only the blocks beyond the shorter factor's were drawn
+    if whole is True:
+        assert sum(continued) == went_on.n_pivots - short.n_pivots
+    if whole == "mixed":
+        assert short.draws.whole and not went_on.draws.whole and sum(continued) == sum(calls)  # drawn again
+    else:
+        assert 0 < sum(continued) < sum(calls)
+    # the shorter factor is left as it was (a continued generator is a copy)
+    again = kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 400, 1, start=short)
+    assert np.array_equal(again.F, fresh.F)
+
+
+def test_the_two_kernel_ridges_in_one_fold_draw_one_factor(monkeypatch):
+    """KKKR then UKKR with one cache (their order in a fold task) compute one pivoted factor
+    between them, and each gives the numbers it gives alone."""
+    from calibdash.estimators import kernel_ridge
+
+    P, y = random_problem(seed=4, n=700, d=5)
+    P_tr, y_tr, P_ev, y_ev = P[:500], y[:500], P[500:], y[500:]
+    lams = [1e-2, 1e-4]
+    kw = dict(notion="canonical", exact_max_n=100, gamma=20.0)
+    alone = {name: cd.make_estimator(name, n_components=m, **kw).fit_path(P_tr, y_tr, lams).risks(P_ev, y_ev)
+             for name, m in [("kkkr", 100), ("ukkr", 250)]}
+    starts = []
+    real = kernel_ridge.randomly_pivoted_cholesky
+    monkeypatch.setattr(kernel_ridge, "randomly_pivoted_cholesky",
+                        lambda *a, start=None, **k: starts.append(start) or real(*a, start=start, **k))
+    cache = {}
+    shared = {name: cd.make_estimator(name, n_components=m, **kw).fit_path(P_tr, y_tr, lams, cache=cache).risks(P_ev, y_ev)
+              for name, m in [("kkkr", 100), ("ukkr", 250)]}
+    assert len(starts) == 2 and starts[0] is None and starts[1] is not None and starts[1].n_pivots < 250
+    for name in alone:
+        assert np.array_equal(alone[name], shared[name])
