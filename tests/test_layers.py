@@ -25,7 +25,7 @@ LAYERS = (
     ("ground floor", (
         "calibdash",  # the package itself: its names load on first use (PEP 562), so it imports nothing
         "calibdash.errors", "calibdash.limits", "calibdash.text", "calibdash.predictions", "calibdash.deprecation",
-        "calibdash.intervals", "calibdash.formatting",
+        "calibdash.intervals", "calibdash.formatting", "calibdash.params",
     )),
     ("mathematics", ("calibdash.core",)),
     ("estimators", ("calibdash.estimators", "calibdash.metrics")),

@@ -274,8 +274,9 @@ def test_the_tests_mirror_the_package():
     folders = {p.name for p in (ROOT / "tests").iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert "app" in folders and folders - subpackages <= {"app", "e2e", "pinned"}, folders - subpackages
     loose = {p.name for p in (ROOT / "tests").glob("test_*.py")}
-    # at the top: the top-level modules' tests (cli, serve, formatting) and the package-wide ones
+    # at the top: the top-level modules' tests (cli, serve, formatting, params) and the package-wide ones
     assert loose <= {"test_cli.py", "test_cli_app.py", "test_cli_validate.py", "test_serve.py", "test_formatting.py",
+                     "test_params.py",
                      "test_package.py",
                      "test_pinned.py", "test_contributing.py", "test_hardening.py", "test_layers.py",
                      "test_deprecation.py", "test_readme.py"}, loose

@@ -36,9 +36,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm
-from scipy.stats import t as student_t
 
+from calibdash.core.tails import norm_ppf, t_ppf
 from calibdash.errors import ConfigError, InputError
 from calibdash.intervals import ConfidenceInterval
 
@@ -66,8 +65,8 @@ def t_quantile(level, df):
     """The two-sided ``level`` quantile of Student's t (the normal one for infinite df)."""
     level = check_level(level)
     if not math.isfinite(df):
-        return float(norm.ppf(0.5 + level / 2))
-    return float(student_t.ppf(0.5 + level / 2, df))
+        return float(norm_ppf(0.5 + level / 2))
+    return float(t_ppf(0.5 + level / 2, df))
 
 
 @dataclass(frozen=True)
@@ -182,7 +181,7 @@ def paired_risks(fold_risks, best):
     """
     base = np.asarray(fold_risks[best], dtype=np.float64)
     k = len(base)
-    q = float(student_t.ppf(1 - TIE_LEVEL, k - 1)) if k > 1 else math.inf
+    q = float(t_ppf(1 - TIE_LEVEL, k - 1)) if k > 1 else math.inf
     out = {}
     for name, r in fold_risks.items():
         diff = np.asarray(r, dtype=np.float64) - base

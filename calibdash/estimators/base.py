@@ -8,11 +8,11 @@ everything else (h, its diagonal, the squared-error estimate, the risk) follows 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator
 
 from calibdash.core.notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
 from calibdash.core.simplex import check_labels
 from calibdash.errors import ConfigError, InputError, check_is_fitted
+from calibdash.params import Parametrized
 
 
 def block_diag_or_none(blocks):
@@ -28,7 +28,7 @@ def block_diag_or_none(blocks):
     return out
 
 
-class CalibrationEstimator(BaseEstimator):
+class CalibrationEstimator(Parametrized):
     """Base class: fit on (P, y), then evaluate h, its diagonal and the estimates.
 
     Subclasses set ``family``, ``supported_notions`` and ``path_param`` (the hyperparameter

@@ -45,9 +45,16 @@ def rbf_kernel(A, B, gamma, A_norms=None):
     row norms of A, when the caller has them)."""
     if A_norms is None:
         A_norms = np.einsum("ij,ij->i", A, A)
-    sq = A_norms[:, None] + np.einsum("ij,ij->i", B, B)[None, :] - 2.0 * (A @ B.T)
+    # ||a||^2 + ||b||^2 - 2 a.b, formed in place (two n x m arrays instead of six). For
+    # one-dimensional inputs the product A B^T is an outer product, which BLAS computes
+    # entry by entry as a_i b_j too: the same numbers, without its slow k = 1 path.
+    cross = np.multiply.outer(A[:, 0], B[:, 0]) if A.shape[1] == 1 else A @ B.T
+    cross *= 2.0
+    sq = np.add.outer(A_norms, np.einsum("ij,ij->i", B, B))
+    sq -= cross
     np.maximum(sq, 0.0, out=sq)
-    return np.exp(-gamma * sq)
+    sq *= -gamma
+    return np.exp(sq, out=sq)
 
 
 def row_chunks(n, width):

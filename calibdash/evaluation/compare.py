@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
-from scipy.stats import t as student_t
 
 from calibdash.core.notions import check_notion, validate
+from calibdash.core.tails import t_sf
 from calibdash.core.uncertainty import check_level, holdout_error, t_quantile
 from calibdash.errors import InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS
@@ -343,7 +343,7 @@ def compare(
             err = holdout_error(fold_diags[names[a]] - fold_diags[names[b]])
             diff, se, df = err.estimate, err.se, err.df
             low, high = err.confidence_interval(level)
-            p = float(2 * student_t.sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
+            p = float(2 * t_sf(abs(diff) / se, df)) if se > 0 else (1.0 if diff == 0 else 0.0)
             pair_rows.append(
                 {
                     "model_a": names[a],

@@ -20,7 +20,6 @@ import time
 from collections import defaultdict
 
 import numpy as np
-import pandas as pd
 from joblib import Parallel, delayed
 
 from calibdash.core.notions import validate, validated_inputs
@@ -34,7 +33,6 @@ from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
 from calibdash.evaluation.config import EvaluationConfig, combinations, fold_train_rows, make_split, shared_split
-from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 from calibdash.evaluation.schema import INPUT_KEYS
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
 from calibdash.predictions import Predictions, canonical_sha256
@@ -139,6 +137,7 @@ def _format_params(params):
 
 
 def _versions():
+    import pandas as pd
     import scipy
     import sklearn
 
@@ -311,6 +310,13 @@ class _NotionRun:
         return abs(diff.mean()) <= diff.std(ddof=1) / np.sqrt(len(diff))
 
     def result(self, seconds, data_sha256, provenance=None):
+        # pandas (and the result module, which needs it) is imported here, not with this
+        # module: the worker processes that import this module to run its tasks never need
+        # it (0.3 s each).
+        import pandas as pd
+
+        from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
+
         n_folds = len(self.folds)
         # Each fold's holdout diagonal is released as it is stacked: at 10,000,000 rows an
         # estimator's take 80 MB, which would otherwise be held twice.

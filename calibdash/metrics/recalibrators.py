@@ -18,10 +18,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.ensemble import HistGradientBoostingClassifier
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 
 from calibdash.core.notions import validate
 from calibdash.core.simplex import log_clipped
@@ -29,6 +25,7 @@ from calibdash.core.temperature import fit_temperature, temperature_scale
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError, InputError, check_is_fitted
+from calibdash.params import Parametrized
 
 RECALIBRATORS = ("temperature", "isotonic", "logistic", "boosting")
 
@@ -38,7 +35,7 @@ def _check_int(name, value, minimum):
         raise ConfigError(f"{name} must be an integer of at least {minimum}, got {value!r}.")
 
 
-class _Recalibrator(BaseEstimator):
+class _Recalibrator(Parametrized):
     """Shared checks: validated inputs, the class count, and the fitted-state test."""
 
     def _check_params(self):
@@ -153,6 +150,8 @@ class IsotonicRecalibrator(_Recalibrator):
             raise ConfigError(f"y_min must be a number in [0, 1), got {y_min!r}.")
 
     def _fit(self, P, y):
+        from sklearn.isotonic import IsotonicRegression  # scikit-learn on use (calibdash.params)
+
         self.maps_ = [
             IsotonicRegression(y_min=float(self.y_min), y_max=1.0, out_of_bounds="clip").fit(P[:, k], (y == k).astype(np.float64))
             for k in range(P.shape[1])
@@ -191,6 +190,8 @@ class LogisticRecalibrator(_SklearnClassifierOnLogs):
         _check_int("max_iter", self.max_iter, 1)
 
     def _make_classifier(self):
+        from sklearn.linear_model import LogisticRegression
+
         return LogisticRegression(C=float(self.C), max_iter=int(self.max_iter))
 
 
@@ -224,6 +225,8 @@ class BoostingRecalibrator(_SklearnClassifierOnLogs):
         _check_int("max_leaf_nodes", self.max_leaf_nodes, 2)
 
     def _make_classifier(self):
+        from sklearn.ensemble import HistGradientBoostingClassifier
+
         return HistGradientBoostingClassifier(
             learning_rate=float(self.learning_rate),
             max_iter=int(self.max_iter),
@@ -282,6 +285,8 @@ def as_recalibrator(recalibrator, **params):
         )
     if params:
         raise ConfigError("Parameters can only be given with a recalibrator name; set them on the object instead.")
+    from sklearn.base import clone
+
     return clone(recalibrator)
 
 
@@ -304,6 +309,8 @@ class OneDimensionalRecalibrator:
 
     def fit(self, S, t):
         """Fit on the two-column simplex ``S`` (n, 2) and the 0/1 event indicator ``t``."""
+        from sklearn.base import clone
+
         t = np.asarray(t).reshape(-1)
         self.recalibrator_ = clone(self.recalibrator).fit(S, (t == 0).astype(np.int64))
         return self

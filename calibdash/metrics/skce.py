@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial.distance import cdist, pdist
-from scipy.stats import norm
 
 from calibdash.core.notions import validate
 from calibdash.core.simplex import one_hot, sample_labels
+from calibdash.core.tails import norm_sf
 from calibdash.deprecation import renamed_attribute
 from calibdash.errors import ConfigError, InputError
 from calibdash.limits import RESAMPLES
@@ -597,7 +597,7 @@ def calibration_test(
                 "or method='consistency'."
             )
         z = est.estimate / est.se
-        return CalibrationTest(float(z), float(norm.sf(z)), method, estimator, kernel, nu, n, None, est)
+        return CalibrationTest(float(z), float(norm_sf(z)), method, estimator, kernel, nu, n, None, est)
     if method == "bootstrap":
         est, stat, exceed = _bootstrap_pvalue(P, y, kernel, nu, int(n_resamples), rng)
     else:

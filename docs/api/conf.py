@@ -88,15 +88,5 @@ class CalibdashExports(SphinxDirective):
         return node.children
 
 
-def skip_foreign_members(app, what, name, obj, skip, options):
-    """Leave out what scikit-learn generates on subclasses of its BaseEstimator (the
-    ``set_*_request`` methods of metadata routing): their docstrings refer to scikit-learn's
-    own documentation."""
-    if (getattr(obj, "__module__", None) or "").startswith("sklearn."):
-        return True
-    return None
-
-
 def setup(app):
     app.add_directive("calibdash-exports", CalibdashExports)
-    app.connect("autodoc-skip-member", skip_foreign_members)

@@ -596,3 +596,19 @@ def test_the_two_kernel_ridges_in_one_fold_draw_one_factor(monkeypatch):
     assert len(starts) == 2 and starts[0] is None and starts[1] is not None and starts[1].n_pivots < 250
     for name in alone:
         assert np.array_equal(alone[name], shared[name])
+@pytest.mark.parametrize("d", [1, 7])
+def test_the_rbf_kernel_rounds_as_the_norm_identity_did(d):
+    """The kernel formed in place gives the same bits as the earlier expression (which the
+    pinned numbers and older result files were computed with), in one dimension through an
+    outer product instead of a k = 1 matrix product; and the kernel to 1e-12."""
+    from calibdash.estimators.kernel_ridge import rbf_kernel
+
+    rng = np.random.default_rng(d)
+    A, B = rng.random((3_000, d)), rng.random((70, d))
+    for gamma in (0.5, 20.0):
+        an, bn = np.einsum("ij,ij->i", A, A), np.einsum("ij,ij->i", B, B)
+        earlier = np.exp(-gamma * np.maximum(an[:, None] + bn[None, :] - 2.0 * (A @ B.T), 0.0))
+        assert np.array_equal(rbf_kernel(A, B, gamma), earlier)
+        assert np.array_equal(rbf_kernel(A, B, gamma, an), earlier)
+        brute = np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
+        assert np.allclose(rbf_kernel(A, B, gamma), brute, rtol=0, atol=1e-12)
