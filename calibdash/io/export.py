@@ -30,7 +30,7 @@ def neutralise(value):
 
 
 def csv_text(frame):
-    """The CSV text of a DataFrame (without its index), its text cells and column names neutralised.
+    r"""The CSV text of a DataFrame (without its index), its text cells and column names neutralised.
 
     A file name such as ``=HYPERLINK("http://...")`` or ``@SUM(A1:A9)`` reaches the tables as
     a model's name; opened in a spreadsheet, the cell would run. OWASP's remedy: a text
