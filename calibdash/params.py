@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
-
 
 def _init_parameters(cls):
     init = cls.__init__
@@ -26,16 +24,14 @@ def _init_parameters(cls):
     return params
 
 
-def _same(a, b):
-    """Whether a parameter value equals its default, as scikit-learn's repr decides it."""
-    if a is b:
-        return True
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return False
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except (TypeError, ValueError):
-        return False
+def _is_nan(value):
+    return isinstance(value, float) and value != value
+
+
+def _same(value, default):
+    """Whether a parameter is at its default, as scikit-learn's repr decides it: by the two
+    values' reprs (so 1 and 1.0 differ), NaN equal to NaN."""
+    return repr(value) == repr(default) or (_is_nan(value) and _is_nan(default))
 
 
 class Parametrized:

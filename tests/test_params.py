@@ -60,3 +60,19 @@ def test_nested_parameters_are_reached_with_double_underscores():
     outer.set_params(inner__y_min=0.2, k=4)
     assert outer.inner.y_min == 0.2 and outer.k == 4
     assert repr(outer) == "Outer(inner=IsotonicRecalibrator(y_min=0.2), k=4)"
+
+
+def test_the_repr_decides_changed_values_as_sklearn_does():
+    """By the values' reprs (1 is not 1.0, a NumPy float is not a float) with NaN equal to NaN."""
+    import numpy as np
+
+    class M(Parametrized):
+        def __init__(self, a=1.0, b=float("nan"), c=None):
+            self.a = a
+            self.b = b
+            self.c = c
+
+    for kwargs in [{}, {"a": 1}, {"a": 1.0}, {"a": np.float64(1.0)}, {"b": float("nan")}, {"b": 0.0}, {"c": [1, 2]}]:
+        obj = M(**kwargs)
+        assert repr(obj) == repr(sklearn_twin(obj)), kwargs
+    assert repr(M(b=float("nan"))) == "M()" and repr(M(a=1)) == "M(a=1)"
