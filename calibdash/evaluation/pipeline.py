@@ -214,7 +214,7 @@ class _NotionRun:
     def fold_normalisers(self, k, items):
         """The shared normalisers a fold task's fit_path cache starts with, as (bandwidths,
         table of the fold's training rows), or () when its estimators need none."""
-        if self.normalisers is None or not any(REGISTRY[name].family == "kde" for name, _ in items):
+        if self.normalisers is None or not self.needs_normalisers(items):
             return ()
         return self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]]
 

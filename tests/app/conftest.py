@@ -3,8 +3,10 @@ run of an app (``at.run()``, ``widget.run()``) is repeated, as the polling would
 session's jobs are over. A test that looks at a run still in progress calls :func:`run_once`."""
 
 import time
+from pathlib import Path
 
 import pytest
+from streamlit.testing.v1 import AppTest
 from streamlit.testing.v1.element_tree import ElementTree
 
 _RUN = ElementTree.run  # every run goes through it: AppTest.run and each widget's run
@@ -14,6 +16,13 @@ WAIT_SECONDS = 600
 def no_exception(at):
     """The app ran without an uncaught exception (the test fails with their messages)."""
     assert not at.exception, [e.value for e in at.exception]
+
+
+def first_visit():
+    """A new session's first run of app.py (the demo analysed), without an uncaught exception."""
+    at = AppTest.from_file(str(Path(__file__).resolve().parents[2] / "app.py"), default_timeout=300).run()
+    no_exception(at)
+    return at
 
 
 def go(at, page):

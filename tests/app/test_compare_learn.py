@@ -17,7 +17,7 @@ from calibdash.lab import studies as lab
 from calibdash.lab.demo import load_demo
 from calibdash.lab.simulation import dirichlet_simulation
 
-from .conftest import go, no_exception, run_once
+from .conftest import first_visit, go, no_exception, run_once
 
 pytestmark = pytest.mark.slow
 
@@ -28,9 +28,7 @@ COMPARE, LEARN = "calibdash_app/app_pages/compare.py", "calibdash_app/app_pages/
 @pytest.fixture(scope="module")
 def app():
     """One app session for the module: the first visit analyses the demo (shared work)."""
-    at = AppTest.from_file(APP, default_timeout=300).run()
-    no_exception(at)
-    return at
+    return first_visit()
 
 
 def widgets_have_help(at):

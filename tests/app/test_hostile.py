@@ -7,20 +7,17 @@ chromium renders from that is checked in tests/e2e/test_hostile_browser.py.
 
 import json
 import re
-from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from calibdash.display.text import code, plot_text
 
 from ..hostile import CELL, CLASSES, FILE_NAMES, hostile_csv
-from .conftest import go, no_exception
+from .conftest import first_visit, go, no_exception
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 # What any of the hostile strings would start rendering with, were it read as markdown or HTML.
 RAW = ["](http", "](hostile", "$\\href", "<img", "<a href", "<b>"]
 
@@ -72,9 +69,7 @@ def upload(at, content, name):
 
 @pytest.fixture(scope="module")
 def at():
-    app = AppTest.from_file(APP, default_timeout=300).run()
-    no_exception(app)
-    return app
+    return first_visit()
 
 
 def test_names_from_the_file_are_code_on_every_page(at):

@@ -11,22 +11,19 @@ API's fractions where the header says points.
 
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from calibdash.clinical.verdicts import METRIC_UNITS, POINTS_METRICS
 from calibdash.display.clinical import RECALIBRATION_SCALE
 from calibdash.display.units import PERCENTAGE_POINTS, QUANTITY_UNITS
 
-from .conftest import go, no_exception
+from .conftest import first_visit, go, no_exception
 from .test_figures import values
 
 pytestmark = pytest.mark.slow
 
-APP = str(Path(__file__).resolve().parents[2] / "app.py")
 PAGES = "calibdash_app/app_pages/"
 
 # Names of a calibration-error quantity: its header must say percentage points.
@@ -92,9 +89,7 @@ def table_with(seen, *names):
 
 @pytest.fixture(scope="module")
 def at():
-    app = AppTest.from_file(APP, default_timeout=300).run()
-    no_exception(app)
-    return app
+    return first_visit()
 
 
 def test_results_page_one_unit_per_quantity(at):
