@@ -16,6 +16,13 @@ is written again only when the name holds another object (values are replaced, n
 place: the app's state follows that rule). What the store knows of a value's size is the length
 of its pickle, which is also what the memory bound counts.
 
+The disk is written behind: a put keeps the entry in memory and hands what is new to one writer
+thread, which pickles, signs and writes the values in the order they were put. Signing and
+writing the 88 MB of a CIFAR-100 evaluation take 0.6 s, and the run that filed it would otherwise
+hold back the user's next click (and the delivery of its own page) for that long. Whatever reads
+the disk (a restore, :meth:`SessionStore.flush`, :meth:`SessionStore.close`) waits for the
+writes before it; a server that exits finishes them first (the thread is joined at exit).
+
 The database holds pickles written by this server. Each is signed with HMAC-SHA256 under a
 random key kept beside the database (the folder is made private to the server's user), and a
 value whose signature does not match is never unpickled: nobody who cannot already write the
@@ -36,6 +43,7 @@ import stat
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 __all__ = ["SessionStore", "DiskStore", "store_settings", "open_store", "new_token", "pickled_length", "MAX_ENTRIES"]
@@ -213,11 +221,15 @@ class DiskStore:
         """What the kept values hold (their pickles' lengths)."""
         return self._db.execute("SELECT COALESCE(SUM(bytes), 0) FROM items").fetchone()[0]
 
-    def write(self, token, blobs, gone, *, changed):
+    def now(self):
+        """The time by the store's clock (what a session's touch time is measured in)."""
+        return self._clock()
+
+    def write(self, token, blobs, gone, *, changed, when=None):
         """Keep ``blobs`` (``(item, blob, bytes)`` tuples, an iterable read once) of ``token`` and delete
-        its items ``gone``; then delete the least recently used other sessions while the store holds
-        more than ``max_bytes``."""
-        now = self._clock()
+        its items ``gone``, the session touched at ``when`` (default: now); then delete the least
+        recently used other sessions while the store holds more than ``max_bytes``."""
+        now = self._clock() if when is None else when
         if not changed and now - self._touched.get(token, -float("inf")) < TOUCH_SECONDS:
             return
         with self._db:
@@ -329,6 +341,9 @@ class SessionStore:
         self._clock = clock
         self._kept = OrderedDict()  # token -> _Kept, least recently used first
         self._lock = threading.Lock()
+        # One thread, so the disk sees the puts and takes in their order; joined at exit, so a
+        # server that stops writes what it was given.
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="calibdash-session-writer")
 
     @property
     def on_disk(self):
@@ -355,10 +370,8 @@ class SessionStore:
             kept = self._kept.pop(token, None)
             loaded = None
             if self.disk is not None:
-                try:
-                    loaded = self.disk.take(token, new_token, read=kept is None)
-                except sqlite3.Error:
-                    self._lost_disk()
+                # Under the lock, so that no put comes between; the writer takes it after the writes put before.
+                loaded = self._disk_task(self._take, token, new_token, read=kept is None).result()
             if kept is None and loaded is not None:
                 written = {item: (row[3], row[4]) for item, row in loaded.items()}
                 kept = _Kept(_assemble(row[:4] for row in loaded.values()), None, written)
@@ -370,10 +383,12 @@ class SessionStore:
             return kept.entry
 
     def put(self, token, entry):
-        """Keep ``entry`` under ``token``: in memory, and on disk the values that are new since the last put.
+        """Keep ``entry`` under ``token``: in memory now, and on disk (behind, in order) the values that are
+        new since the last put.
 
-        Pickling a new result takes milliseconds (a second for the largest) and happens under the
-        store's lock, so that a reload moving this token meanwhile cannot split its values.
+        What is new is found under the store's lock, and each new value's size measured (its pickle's
+        length, counted without making the pickle: 10 ms for the largest result), so that a reload
+        moving this token meanwhile cannot split its values; the writer thread makes the pickles.
         """
         with self._lock:
             kept = self._kept.pop(token, None)
@@ -383,31 +398,68 @@ class SessionStore:
             gone = [item for item in written if item not in items]
             for item in gone:
                 del written[item]
-            sealed = self._sealed(new, written)
+            for item, row in new.items():
+                written[item] = (row[3], self._length(row))
             self._kept[token] = _Kept(entry, self._clock(), written)
             if self.disk is not None:
-                try:
-                    self.disk.write(token, sealed, gone, changed=bool(new or gone))
-                except sqlite3.Error:
-                    self._lost_disk()
-            for _ in sealed:  # what the database did not take (none, or it failed): sized all the same
-                pass
+                # A value that could not be pickled (its size is 0) is kept in memory only.
+                values = [(item, row) for item, row in new.items() if written[item][1]]
+                # Touched when put, not when the writer gets to it.
+                self._disk_task(self._write, token, values, gone, changed=bool(new or gone), when=self.disk.now())
             self._expire(keep=token)
 
-    def _sealed(self, new, written):
-        # (item, blob, bytes) of the values ``new``, one pickled at a time and recorded in ``written``:
-        # the database writes each before the next is made, so that a session written whole (its entry
-        # had left the memory layer) never holds a second copy of all its results at once.
-        for item, row in new.items():
-            try:
-                blob, size = self._seal(item, row)
-            except Exception:  # noqa: BLE001 - a value that cannot be pickled is kept in memory only
-                LOG.warning("calibdash: the session value %r is kept in memory only", row[0], exc_info=True)
-                blob, size = None, 0
-            written[item] = (row[3], size)
-            if blob is not None:
-                yield item, blob, size
-            del blob
+    def flush(self):
+        """Wait until what was put is on disk."""
+        if self.disk is not None:
+            self._disk_task(lambda: None).result()
+
+    def close(self):
+        """Write what was put, then close the on-disk store (the store goes on in memory only)."""
+        with self._lock:
+            self._writer.shutdown(wait=True)
+            if self.disk is not None:
+                self.disk.close()
+                self.disk = None
+
+    def _disk_task(self, fn, *args, **kwargs):
+        # ``fn`` in the writer thread, after what was given to it before; a Future of its result.
+        try:
+            return self._writer.submit(fn, *args, **kwargs)
+        except RuntimeError:  # the interpreter is exiting, or the store was closed: done here, in order all the same
+            self._writer.shutdown(wait=True)
+            done = Future()
+            done.set_result(fn(*args, **kwargs))
+            return done
+
+    def _length(self, row):
+        try:
+            return pickled_length(row)
+        except Exception:  # noqa: BLE001 - a value that cannot be pickled is kept in memory only
+            LOG.warning("calibdash: the session value %r is kept in memory only", row[0], exc_info=True)
+            return 0
+
+    def _write(self, token, values, gone, *, changed, when):
+        # In the writer thread: ``values`` ((item, row) pairs) pickled, signed and written one at a
+        # time, so that a session written whole (its entry had left the memory layer) never holds a
+        # second copy of all its results at once.
+        disk = self.disk
+        if disk is None:
+            return
+        try:
+            disk.write(token, ((item, *disk.seal(item, row)) for item, row in values), gone, changed=changed, when=when)
+        except sqlite3.Error:
+            self._lost_disk()
+
+    def _take(self, token, new_token, *, read):
+        # In the writer thread, after every write put before it.
+        disk = self.disk
+        if disk is None:
+            return None
+        try:
+            return disk.take(token, new_token, read=read)
+        except sqlite3.Error:
+            self._lost_disk()
+            return None
 
     def nbytes(self, token=None):
         """What the entries kept in memory hold (of ``token`` alone if given), by their pickles' lengths."""
@@ -422,12 +474,8 @@ class SessionStore:
             self._expire(keep=None)
             return len(self._kept)
 
-    def _seal(self, item, row):
-        if self.disk is not None:
-            return self.disk.seal(item, row)
-        return None, pickled_length(row)
-
     def _lost_disk(self):
+        # In the writer thread, without the lock (a move holds it while it waits for the writer).
         LOG.warning("calibdash: the on-disk session store failed; sessions are kept in memory only from now on",
                     exc_info=True)
         self.disk = None

@@ -272,7 +272,7 @@ def restart_the_server(*, pool=False):
     ``pool``, a new job pool that has none of the old one's jobs."""
     from calibdash_app.session import job_pool, session_store
 
-    session_store().disk.close()
+    session_store().close()  # what was put is written first
     session_store.clear()
     if pool:
         old = job_pool()
