@@ -9,7 +9,7 @@ import pytest
 from .browser import new_session
 
 PAGES = {"": "Results", "/results": "Results", "/data": "Data", "/evaluate": "Evaluate", "/reliability": "Reliability",
-         "/compare": "Compare models", "/learn": "Learn: a simulation lab with known truth"}
+         "/validate": "Validate a risk model", "/compare": "Compare models", "/learn": "Learn: a simulation lab with known truth"}
 SLUG = "digits__random_forest"  # calibdash's first demo, "digits: random forest", in a file name
 
 
@@ -18,6 +18,13 @@ def session(browser, server):
     context, w = new_session(browser, server)
     yield w
     context.close()
+
+
+def test_every_page_script_has_its_address_here():
+    # /validate was missing from PAGES for two stops: every page script of calibdash_app/app_pages is listed.
+    from calibdash_app.app_pages import PAGES as SCRIPTS
+
+    assert {p.stem for p in SCRIPTS.glob("*.py")} - {"__init__"} == {path.strip("/") for path in PAGES} - {""}
 
 
 @pytest.mark.parametrize("path", list(PAGES))
