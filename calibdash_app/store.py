@@ -445,8 +445,19 @@ class SessionStore:
         disk = self.disk
         if disk is None:
             return
+
+        def sealed():
+            for item, row in values:
+                try:
+                    blob, size = disk.seal(item, row)
+                except Exception:  # noqa: BLE001 - as a value that cannot be pickled: kept in memory only
+                    LOG.warning("calibdash: the session value %r is kept in memory only", row[0], exc_info=True)
+                    continue
+                yield item, blob, size
+                del blob  # before the next is made (SQLite has its copy)
+
         try:
-            disk.write(token, ((item, *disk.seal(item, row)) for item, row in values), gone, changed=changed, when=when)
+            disk.write(token, sealed(), gone, changed=changed, when=when)
         except sqlite3.Error:
             self._lost_disk()
 

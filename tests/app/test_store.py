@@ -271,3 +271,25 @@ def test_a_server_that_exits_writes_what_was_put_first(tmp_path):
     restored = SessionStore(disk=DiskStore(tmp_path)).move("tok", "new")
     assert restored["cfg__seed"] == 4
     np.testing.assert_array_equal(restored["results"][1], np.arange(2_000_000.0))
+
+
+class PicklesOnce:
+    """A value whose first pickle (its size, measured at the put) works and whose second (the writer's) fails."""
+
+    def __init__(self):
+        self.pickled = 0
+
+    def __reduce__(self):
+        self.pickled += 1
+        if self.pickled > 1:
+            raise RuntimeError("changed while it was written")
+        return (PicklesOnce, ())
+
+
+def test_a_value_the_writer_cannot_pickle_is_left_out_and_the_others_are_written(tmp_path, caplog):
+    store = SessionStore(disk=DiskStore(tmp_path))
+    with caplog.at_level(logging.WARNING):
+        store.put("tok", {"cfg__seed": 9, "odd": PicklesOnce(), "data_source": "upload"})
+        store.flush()
+    assert "'odd' is kept in memory only" in caplog.text
+    assert SessionStore(disk=DiskStore(tmp_path)).move("tok", "new") == {"cfg__seed": 9, "data_source": "upload"}
