@@ -401,11 +401,12 @@ class SessionStore:
             for item, row in new.items():
                 written[item] = (row[3], self._length(row))
             self._kept[token] = _Kept(entry, self._clock(), written)
-            if self.disk is not None:
+            disk = self.disk  # read once: the writer thread drops it if the database fails
+            if disk is not None:
                 # A value that could not be pickled (its size is 0) is kept in memory only.
                 values = [(item, row) for item, row in new.items() if written[item][1]]
                 # Touched when put, not when the writer gets to it.
-                self._disk_task(self._write, token, values, gone, changed=bool(new or gone), when=self.disk.now())
+                self._disk_task(self._write, token, values, gone, changed=bool(new or gone), when=disk.now())
             self._expire(keep=token)
 
     def flush(self):
