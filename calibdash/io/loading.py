@@ -47,6 +47,10 @@ SATURATED_FRACTION = 0.10
 # Rows of low-precision probabilities (float16, or rounded before saving) sum to 1 within
 # this; they are renormalised, with a note, rather than read as logits.
 LOW_PRECISION_TOLERANCE = 1e-3
+# The deviation from 1 (or 100) up to which a row is accepted: the tolerance plus a slack, so
+# that rows rounded to 3 decimals that sum to 0.999 in exact arithmetic (1 - 0.999 is
+# 0.0010000000000000009 in floating point) are accepted.
+ACCEPTED_ROW_SUM_DEVIATION = LOW_PRECISION_TOLERANCE + 1e-12
 # A binary auto-logits reading is doubted when its accuracy is below 50% and this far
 # below its mean confidence: confidently wrong more often than right.
 DOUBT_GAP = 0.4
@@ -663,9 +667,8 @@ def _multiclass(X, kind, where, labels, warnings, notes, float16):
     dev1 = np.abs(sums - 1.0)
     dev100 = np.abs(sums - 100.0) / 100
     off = dev1 > ROW_SUM_TOLERANCE
-    # rows of (possibly low-precision) probabilities or percentages; the slack keeps rows
-    # rounded to 3 decimals that sum to 0.999 in exact arithmetic on the accepted side
-    tol = LOW_PRECISION_TOLERANCE + 1e-12
+    # rows of (possibly low-precision) probabilities or percentages
+    tol = ACCEPTED_ROW_SUM_DEVIATION
     close = dev1 <= tol
     percent_rows = (dev100 <= tol) & (X <= 100).all(axis=1)
     nonneg = not row_neg.any()

@@ -11,7 +11,7 @@ import zipfile
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -836,13 +836,16 @@ def test_random_arrays_raise_only_input_error(X, y_kind, y_seed, kind):
 @settings(max_examples=150, deadline=None)
 @given(P=hnp.arrays(np.float64, st.tuples(st.integers(1, 6), st.integers(2, 5)),
                     elements=st.floats(0, 1, allow_subnormal=True)))
+@example(P=np.array([[0.999, 0.0]]))
 def test_detection_is_consistent_with_the_rule(P):
-    """Values in [0, 1]: probabilities iff the rows sum to 1 within LOW_PRECISION_TOLERANCE
-    (with a note beyond ROW_SUM_TOLERANCE); otherwise refused as doubtful, never read as logits."""
+    """Values in [0, 1]: probabilities iff the rows sum to 1 within LOW_PRECISION_TOLERANCE and its
+    slack (with a note beyond ROW_SUM_TOLERANCE); otherwise refused as doubtful, never read as logits."""
     y = np.zeros(P.shape[0], dtype=int)
     p = _call(P, y)
     dev = np.abs(P.sum(axis=1) - 1).max()
-    if dev > loading.LOW_PRECISION_TOLERANCE:
+    # The slack's own case: [0.999, 0] sums 1e-3 from 1 in exact arithmetic and is accepted (the
+    # rule once compared with LOW_PRECISION_TOLERANCE alone, and hypothesis found this row).
+    if dev > loading.ACCEPTED_ROW_SUM_DEVIATION:
         assert p is None
         return
     assert p.kind == "probabilities"
