@@ -49,7 +49,7 @@ def one_run(browser, url, seed):
     # as the script makes them, and the chart comes before the tables and the downloads below it
     # (the HTML report is built for its button last). The Evaluate page the click leaves has no
     # such chart, so only the new Results page can show it.
-    page.locator('[data-testid="stSidebarNav"] a', has_text="Results").first.click()
+    w.click_page("Results")
     page.locator(".st-key-risk_curves .js-plotly-plot").wait_for(timeout=60_000)
     t_total = time.perf_counter() - t0
     t_curves = time.perf_counter() - t1

@@ -171,8 +171,12 @@ class Watched:
                 return
         raise AssertionError("the session's jobs never ended")
 
-    def goto_page(self, title):
+    def click_page(self, title):
+        """Click the sidebar's link to the page ``title`` (without waiting for its run)."""
         self.page.locator('[data-testid="stSidebarNav"] a', has_text=title).first.click()
+
+    def goto_page(self, title):
+        self.click_page(title)
         self.wait_idle()
 
 
