@@ -11,6 +11,7 @@ before its first task, while none of the default estimators needs scikit-learn i
 
 from __future__ import annotations
 
+import copy
 import inspect
 
 
@@ -79,3 +80,18 @@ class Parametrized:
         changed = [f"{k}={v!r}" for k, v in self.get_params(deep=False).items()
                    if defaults.get(k, inspect.Parameter.empty) is inspect.Parameter.empty or not _same(v, defaults[k])]
         return f"{type(self).__name__}({', '.join(changed)})"
+
+
+def clone(estimator):
+    """A new unfitted object with the same parameters, as ``sklearn.base.clone`` makes it:
+    for an object of this protocol, its class called with its parameters, each cloned if it
+    is such an object itself and deep-copied otherwise; any other object goes to
+    scikit-learn's ``clone`` (imported then), so a user's own estimator is cloned as
+    scikit-learn would."""
+    if isinstance(estimator, Parametrized):
+        params = {key: clone(value) if isinstance(value, Parametrized) else copy.deepcopy(value)
+                  for key, value in estimator.get_params(deep=False).items()}
+        return type(estimator)(**params)
+    from sklearn.base import clone as sklearn_clone
+
+    return sklearn_clone(estimator)

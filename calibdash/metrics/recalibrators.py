@@ -25,7 +25,8 @@ from calibdash.core.temperature import fit_temperature, temperature_scale
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError, InputError, check_is_fitted
-from calibdash.params import Parametrized
+from calibdash.metrics.isotonic import IsotonicMap
+from calibdash.params import Parametrized, clone
 
 RECALIBRATORS = ("temperature", "isotonic", "logistic", "boosting")
 
@@ -124,9 +125,10 @@ class TemperatureRecalibrator(_Recalibrator):
 class IsotonicRecalibrator(_Recalibrator):
     """One-vs-rest isotonic regression, then renormalised rows.
 
-    For each class k an increasing map of p_k is fitted to 1[y = k] (scikit-learn's
-    ``IsotonicRegression``; inputs outside the training range take the nearest end
-    value); the d fitted values of a row are then divided by their sum.
+    For each class k an increasing map of p_k is fitted to 1[y = k]
+    (:class:`calibdash.metrics.isotonic.IsotonicMap`, scikit-learn's ``IsotonicRegression``
+    to the last digit; inputs outside the training range take the nearest end value); the d
+    fitted values of a row are then divided by their sum.
 
     A row whose d fitted values are all 0 (every class's map is 0 there, which happens
     with ``y_min=0`` when a query lies where no training label of its likely classes
@@ -150,12 +152,8 @@ class IsotonicRecalibrator(_Recalibrator):
             raise ConfigError(f"y_min must be a number in [0, 1), got {y_min!r}.")
 
     def _fit(self, P, y):
-        from sklearn.isotonic import IsotonicRegression  # scikit-learn on use (calibdash.params)
-
-        self.maps_ = [
-            IsotonicRegression(y_min=float(self.y_min), y_max=1.0, out_of_bounds="clip").fit(P[:, k], (y == k).astype(np.float64))
-            for k in range(P.shape[1])
-        ]
+        self.maps_ = [IsotonicMap(y_min=float(self.y_min), y_max=1.0).fit(P[:, k], (y == k).astype(np.float64))
+                      for k in range(P.shape[1])]
 
     def _predict_proba(self, P):
         G = np.column_stack([m.predict(P[:, k]) for k, m in enumerate(self.maps_)])
@@ -285,8 +283,6 @@ def as_recalibrator(recalibrator, **params):
         )
     if params:
         raise ConfigError("Parameters can only be given with a recalibrator name; set them on the object instead.")
-    from sklearn.base import clone
-
     return clone(recalibrator)
 
 
@@ -309,8 +305,6 @@ class OneDimensionalRecalibrator:
 
     def fit(self, S, t):
         """Fit on the two-column simplex ``S`` (n, 2) and the 0/1 event indicator ``t``."""
-        from sklearn.base import clone
-
         t = np.asarray(t).reshape(-1)
         self.recalibrator_ = clone(self.recalibrator).fit(S, (t == 0).astype(np.int64))
         return self

@@ -26,14 +26,14 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.base import clone
-from sklearn.model_selection import KFold
 
 from calibdash.core.notions import training_problems, validate
 from calibdash.core.simplex import check_probabilities, log_clipped
 from calibdash.deprecation import renamed_attribute
 from calibdash.errors import ConfigError, InputError
+from calibdash.metrics.isotonic import shuffled_kfold
 from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
+from calibdash.params import clone
 
 LOSSES = ("brier", "log")
 
@@ -181,7 +181,8 @@ def holdout_loss_gap(recalibrator_fitted, P_test, y_test, *, loss="brier"):
 
 def cross_fitting_folds(n, n_folds=5, random_state=0):
     """The (train, test) index pairs of the cross-fitting: scikit-learn's
-    ``KFold(n_folds, shuffle=True, random_state=random_state)``."""
+    ``KFold(n_folds, shuffle=True, random_state=random_state)``, computed without it
+    (:func:`calibdash.metrics.isotonic.shuffled_kfold`)."""
     if isinstance(n_folds, bool) or not isinstance(n_folds, numbers.Integral) or n_folds < 2:
         raise ConfigError(f"n_folds must be an integer of at least 2, got {n_folds!r}.")
     if n < 2 * n_folds:
@@ -189,7 +190,7 @@ def cross_fitting_folds(n, n_folds=5, random_state=0):
             f"{n} rows are too few for {n_folds} folds: every fold needs at least 2 rows. "
             "Use more data or fewer folds."
         )
-    return list(KFold(n_splits=int(n_folds), shuffle=True, random_state=random_state).split(np.zeros(n)))
+    return shuffled_kfold(n, int(n_folds), random_state)
 
 
 def _name(recalibrator):

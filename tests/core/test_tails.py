@@ -45,12 +45,22 @@ for notion in ("top-label", "canonical"):
     for _, k, items in run.fold_tasks:
         pl._run_task((0, k), P, y, folds[k][0], folds[k][1], notion, items)
     print(heavy())
+fold_arrays = [rows for fold in folds for rows in fold]
+for notion in ("top-label", "canonical"):
+    for name in EvaluationConfig.for_notions(notions=[notion])[0].others:
+        pl._run_other((0, name), name, P, y, test, notion, 0, *fold_arrays)
+        print(name, heavy())
 """
 
 
-def test_a_worker_runs_the_default_fold_tasks_without_scipy_stats_pandas_or_sklearn():
+def test_a_worker_runs_the_default_tasks_without_scipy_stats_pandas_or_sklearn():
     """Every joblib or Dask worker imports calibdash.evaluation.pipeline before its first
     task; scipy.stats, pandas and scikit-learn would cost it about a second, and none of the
-    default estimators' fold tasks needs them."""
+    default estimators' fold tasks or the default literature estimators need them (the
+    variational estimators' isotonic maps and folds are calibdash.metrics.isotonic's)."""
     out = subprocess.run([sys.executable, "-c", WORKER], capture_output=True, text=True, check=True).stdout
-    assert out.split("\n")[:3] == ["[]", "[]", "[]"], out
+    lines = out.strip().split("\n")
+    assert lines[:3] == ["[]", "[]", "[]"], out
+    others = [line.rsplit(" ", 1) for line in lines[3:]]
+    assert {"variational-top-l2", "variational-brier-temperature", "skce"} <= {name for name, _ in others}, out
+    assert all(modules == "[]" for _, modules in others), out
