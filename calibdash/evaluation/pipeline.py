@@ -137,9 +137,10 @@ def _format_params(params):
 
 
 def _versions():
+    from importlib.metadata import version
+
     import pandas as pd
     import scipy
-    import sklearn
 
     from calibdash import __version__
 
@@ -148,7 +149,9 @@ def _versions():
         "python": platform.python_version(),
         "numpy": np.__version__,
         "scipy": scipy.__version__,
-        "scikit-learn": sklearn.__version__,
+        # from the installed distribution's metadata: importing scikit-learn for its version
+        # string took a second at the end of every run
+        "scikit-learn": version("scikit-learn"),
         "pandas": pd.__version__,
     }
 
@@ -549,10 +552,9 @@ def evaluate_notions(
     # Longest tasks first, so that no long task is left running alone at the end.
     # The literature's estimators need no selection: they run beside the fold tasks.
     tasks = [(cost, i, ("fold", k, items)) for i, run in enumerate(runs) for cost, k, items in run.fold_tasks]
-    tasks += [(OTHER_ESTIMATORS[name].cost, i, ("other", name)) for i, run in enumerate(runs) for name in run.others]
-    tasks += [(0.0, i, ("reference", k)) for i in range(len(runs)) for k in range(n_folds)]
-    tasks.sort(key=lambda t: -t[0])
-    total = len(tasks) + sum(len(run.names) for run in runs) * n_folds
+    others = [(OTHER_ESTIMATORS[name].cost, i, ("other", name)) for i, run in enumerate(runs) for name in run.others]
+    references = [(0.0, i, ("reference", k)) for i in range(len(runs)) for k in range(n_folds)]
+    total = len(tasks) + len(others) + len(references) + sum(len(run.names) for run in runs) * n_folds
     done = 0
 
     def report(message):
@@ -569,55 +571,81 @@ def evaluate_notions(
     fold_arrays = [rows for fold in folds for rows in fold]
 
     def job(i, task):
-        if task[0] == "normalisers":
-            return delayed(_run_normalisers)((i, task[:2]), P, task[2], task[3])
-        if task[0] == "fold":
+        kind = task[0]
+        if kind == "normalisers":
+            return delayed(_run_normalisers)((i, kind, task[1]), P, task[2], task[3])
+        if kind == "fold":
             _, k, items = task
-            return delayed(_run_task)((i, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
+            return delayed(_run_task)((i, kind, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
                                       *runs[i].fold_normalisers(k, items))
-        if task[0] == "reference":
+        if kind == "reference":
             val = folds[task[1]][1]
-            return delayed(_run_reference)((i, task), P[val], y[val], runs[i].notion)
-        return delayed(_run_other)((i, task[1]), task[1], P, y, test, runs[i].notion, random_state, *fold_arrays)
+            return delayed(_run_reference)((i, kind, task[1]), P[val], y[val], runs[i].notion)
+        if kind == "holdout":
+            _, key, fn, args = task
+            return delayed(_run_holdout)((i, kind, key), fn, *args)
+        return delayed(_run_other)((i, kind, task[1]), task[1], P, y, test, runs[i].notion, random_state, *fold_arrays)
+
+    def absorb(i, kind, key, out):
+        """File a task's output; returns a progress message per step it completed."""
+        run = runs[i]
+        if kind == "normalisers":
+            rows = shared_rows[i, key]
+            run.absorb_normalisers(rows, *out)
+            return [f"{prefix(run)}kde: kernel normalisers of {len(rows):,} rows computed"]
+        if kind == "reference":
+            run.reference_risks[key] = out
+            return [f"{prefix(run)}{REFERENCE}: risk of fold {key + 1}/{n_folds}"]
+        if kind == "other":
+            run.other_rows[key] = out
+            return [f"{prefix(run)}{key}: estimated on the holdout set"]
+        if kind == "fold":
+            run.absorb_fold(key, out)
+            return [f"{prefix(run)}fold {key + 1}/{n_folds}: {', '.join(out)} validated"]
+        return [f"{prefix(run)}{name}: holdout estimate of fold {k + 1}/{n_folds}"
+                for name, k in run.absorb_holdout_job(key, out)]
+
+    def holdout_tasks(indices):
+        """The holdout tasks of these runs (their folds all validated: selection comes first),
+        longest first."""
+        jobs = sorted(((cost, i, key, fn, args) for i in indices for cost, key, fn, args in runs[i].holdout_jobs()),
+                      key=lambda t: t[0], reverse=True)
+        return [(cost, i, ("holdout", key, fn, args)) for cost, i, key, fn, args in jobs]
 
     # Work shared by the folds (the canonical kernel density's normalisers) goes first, with
-    # every task that does not need it, so that all workers start at once (a fresh worker
-    # spends about a second importing before its first task); the tasks that need it follow.
+    # every fold task that does not need it, so that all workers start at once (a fresh worker
+    # spends about a second importing before its first task); the tasks that need it follow
+    # in a second phase, with the literature's estimators and the holdout tasks of the notions
+    # already validated, so that the workers finish that phase together (five equal kernel
+    # density tasks alone would leave one worker idle for the last); then the rest of the
+    # holdout tasks.
     shared = [(0.0, i, ("normalisers", j, rows, bandwidths))
               for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs())]
     shared_rows = {(i, task[1]): task[2] for _, i, task in shared}
-    waits = [task[0] == "fold" and runs[i].needs_normalisers(task[2]) for _, i, task in tasks]
-    phases = [shared + [t for t, w in zip(tasks, waits) if not w], [t for t, w in zip(tasks, waits) if w]]
+    waits = [runs[i].needs_normalisers(task[2]) for _, i, task in tasks]
+    waiting = sorted({i for (_, i, _), w in zip(tasks, waits) if w})
     total += len(shared)
+
+    def longest_first(batch):
+        return sorted(batch, key=lambda t: -t[0])
+
+    # Each phase is built when the one before it has ended (selection needs every fold).
+    if waiting:
+        phases = [lambda: shared + longest_first([t for t, w in zip(tasks, waits) if not w] + references),
+                  lambda: longest_first([t for t, w in zip(tasks, waits) if w] + others)
+                  + holdout_tasks([i for i in range(len(runs)) if i not in waiting]),
+                  lambda: holdout_tasks(waiting)]
+    else:
+        phases = [lambda: longest_first(tasks + others + references), lambda: holdout_tasks(range(len(runs)))]
     report("starting")
     for phase in phases:
-        if not phase:
+        batch = phase()
+        if not batch:
             continue
-        for (i, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in phase):
-            done += 1
-            if isinstance(key, tuple) and key[0] == "normalisers":
-                rows = shared_rows[i, key[1]]
-                runs[i].absorb_normalisers(rows, *out)
-                report(f"{prefix(runs[i])}kde: kernel normalisers of {len(rows):,} rows computed")
-            elif isinstance(key, tuple):
-                runs[i].reference_risks[key[1]] = out
-                report(f"{prefix(runs[i])}{REFERENCE}: risk of fold {key[1] + 1}/{n_folds}")
-            elif isinstance(key, str):
-                runs[i].other_rows[key] = out
-                report(f"{prefix(runs[i])}{key}: estimated on the holdout set")
-            else:
-                runs[i].absorb_fold(key, out)
-                report(f"{prefix(runs[i])}fold {key + 1}/{n_folds}: {', '.join(out)} validated")
-
-    # Selection by mean validation risk, then the holdout diagonals of the chosen models,
-    # longest tasks first.
-    holdout = sorted(((cost, i, key, fn, args) for i, run in enumerate(runs) for cost, key, fn, args in run.holdout_jobs()),
-                     key=lambda t: t[0], reverse=True)
-    for j, out in _parallel(n_jobs)(delayed(_run_holdout)(j, fn, *args) for j, (_, _, _, fn, args) in enumerate(holdout)):
-        _, i, key, _, _ = holdout[j]
-        for name, k in runs[i].absorb_holdout_job(key, out):
-            done += 1
-            report(f"{prefix(runs[i])}{name}: holdout estimate of fold {k + 1}/{n_folds}")
+        for (i, kind, key), out in _parallel(n_jobs)(job(i, task) for _, i, task in batch):
+            for message in absorb(i, kind, key, out):
+                done += 1
+                report(message)
 
     seconds = time.perf_counter() - t_start
     results = {run.notion: run.result(seconds, sha, record) for run in runs}

@@ -280,6 +280,60 @@ def test_progress_is_reported_to_completion():
     assert len({c[1] for c in calls}) == 1
 
 
+def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_other_notions_holdouts(monkeypatch):
+    """Three phases when the canonical kernel density waits for its shared normalisers: the
+    normalisers with every fold task that does not need them; then the waiting fold tasks
+    with the literature's estimators and the holdout tasks of the notions already validated
+    (so that the workers finish the phase together); then the rest of the holdout tasks. The
+    numbers are those of one notion at a time, with one job or two."""
+    from calibdash.evaluation import pipeline
+
+    P, y = small_data(seed=13, n=500)
+    estimators = {"top-label": ["bins", "kde"], "canonical": ["kde", "temperature"]}
+    grids = {"top-label": {"bins": {"n_bins": [5, 10]}, "kde": {"bandwidth": [0.1, 1.0]}},
+             "canonical": {"kde": {"bandwidth": [0.1, 1.0]}}}
+    kw = dict(notions=("top-label", "canonical"), estimators=estimators, grids=grids,
+              others={"top-label": ["ece-15-bins"], "canonical": ["ece-15-bins"]})
+    phases, real = [], pipeline._parallel
+
+    def recording(n_jobs):
+        parallel = real(n_jobs)
+
+        def run(jobs):
+            jobs = list(jobs)
+            phases.append([(fn.__name__, args[0], tuple(n for n, _ in args[6]) if fn.__name__ == "_run_task" else ())
+                           for fn, args, _ in jobs])
+            return parallel(jobs)
+        return run
+
+    monkeypatch.setattr(pipeline, "_parallel", recording)
+    joint = cd.evaluate_notions(P, y, **kw)
+    kinds = [{(name, key[0], key[1]) for name, key, _ in phase} for phase in phases]
+    assert len(phases) == 3
+    # the notions are 0 (top-label) and 1 (canonical); the keys are (notion, kind, ...)
+    assert ("_run_normalisers", 1, "normalisers") in kinds[0]
+    assert ("_run_task", 0, "fold") in kinds[0] and ("_run_reference", 1, "reference") in kinds[0]
+    first = {(key[0], items) for name, key, items in phases[0] if name == "_run_task"}
+    assert first == {(0, ("bins",)), (0, ("kde",)), (1, ("temperature",))}
+    waiting = sorted((key, items) for name, key, items in phases[1] if name == "_run_task")
+    assert waiting == [((1, "fold", k), ("kde",)) for k in range(5)]
+    assert {("_run_other", 0, "other"), ("_run_other", 1, "other"), ("_run_holdout", 0, "holdout")} <= kinds[1]
+    assert ("_run_holdout", 1, "holdout") not in kinds[1]
+    assert kinds[2] == {("_run_holdout", 1, "holdout")}
+    # the waiting fold tasks come first in their phase, the holdout tasks last
+    names = [name for name, _, _ in phases[1]]
+    assert names.index("_run_holdout") > max(i for i, n in enumerate(names) if n == "_run_task")
+    monkeypatch.setattr(pipeline, "_parallel", real)
+    for notion in ("top-label", "canonical"):
+        alone = cd.evaluate(P, y, notion=notion, estimators=estimators[notion], grids=grids[notion],
+                            others=["ece-15-bins"], n_jobs=2)
+        pd.testing.assert_frame_equal(joint[notion].summary.drop(columns="seconds"), alone.summary.drop(columns="seconds"),
+                                      check_exact=True)
+        pd.testing.assert_frame_equal(joint[notion].folds, alone.folds, check_exact=True)
+        pd.testing.assert_frame_equal(joint[notion].others.drop(columns="seconds"), alone.others.drop(columns="seconds"),
+                                      check_exact=True)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
