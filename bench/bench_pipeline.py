@@ -232,8 +232,9 @@ def bench_default10k(before=None, repeats=3):
         "starting the two workers and importing the pipeline.\n\n"
         "| code | pipeline (s), median (runs) | one eigh (s), median | eig units, median (runs) | peak memory (MiB) |\n"
         "|---|---|---|---|---|\n" + "\n".join(rows) + "\n\n"
-        f"One-minute load average before each run: {', '.join(f'{x:.2f}' for x in loads)} (the machine's two "
-        "cores were shared with other work; above ~0.5 means the timings are inflated, the ratio less so)."
+        f"One-minute load average before each run: {', '.join(f'{x:.2f}' for x in loads)} (the runs follow one "
+        "another, so from the second on it counts the run before, whose two workers raise it towards 2 within a "
+        "minute; in the first, above ~0.5 means other work shared the cores)."
     )
     print(body, flush=True)
     write_section("Default evaluation on CIFAR-100 in eig units", body,
