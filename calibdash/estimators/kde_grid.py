@@ -96,18 +96,25 @@ class CellStatistics:
         if np.any(T < 0):
             raise ValueError("The grid route needs non-negative targets.")
         self.base = float(base)
-        order = np.argsort(zeta, kind="stable")
-        z, T = zeta[order], T[order]
-        # both ids grow with zeta, so the cells (pairs of ids) are runs of the sorted rows
-        omega_ids = np.floor(kernel_scale(z) / self.base).astype(np.int64)
-        zeta_ids = np.floor(z / ZETA_CELL).astype(np.int64)
-        starts = np.flatnonzero((np.diff(omega_ids, prepend=omega_ids[0] - 1) != 0)
-                                | (np.diff(zeta_ids, prepend=zeta_ids[0] - 1) != 0))
-        self.omega_ids, self.zeta_ids = omega_ids[starts], zeta_ids[starts]
-        self.count = np.diff(np.append(starts, z.size)).astype(np.float64)
-        self.zeta_sum = np.add.reduceat(z, starts)
-        self.target_sum = np.add.reduceat(T, starts, axis=0)
-        self.target_zeta_sum = np.add.reduceat(T * z[:, None], starts, axis=0)
+        omega_ids = np.floor(kernel_scale(zeta) / self.base).astype(np.int64)
+        zeta_ids = np.floor(zeta / ZETA_CELL).astype(np.int64)
+        # Both ids grow with zeta, so their sum grows strictly from one cell (pair of ids) to
+        # the next: it numbers the cells in zeta's order, at most a few hundred thousand of
+        # them, and the sums per cell are bincounts, linear in the rows (sorting the rows
+        # first took a fifth of a 2,000,000-row evaluation).
+        key = omega_ids + zeta_ids
+        key -= key.min()
+        size = int(key.max()) + 1
+        count = np.bincount(key, minlength=size)
+        cells = np.flatnonzero(count)
+        ids = np.zeros((2, size), dtype=np.int64)
+        ids[0, key], ids[1, key] = omega_ids, zeta_ids  # the same pair for every row of a cell
+        self.omega_ids, self.zeta_ids = ids[0, cells], ids[1, cells]
+        self.count = count[cells].astype(np.float64)
+        self.zeta_sum = np.bincount(key, weights=zeta, minlength=size)[cells]
+        self.target_sum = np.column_stack([np.bincount(key, weights=t, minlength=size)[cells] for t in T.T])
+        self.target_zeta_sum = np.column_stack([np.bincount(key, weights=t * zeta, minlength=size)[cells]
+                                                for t in T.T])
 
     _SUMS = ("count", "zeta_sum", "target_sum", "target_zeta_sum")
 

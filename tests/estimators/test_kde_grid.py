@@ -49,6 +49,35 @@ def test_grid_regression_within_bound_of_exact(kind):
     assert worst > 0
 
 
+@pytest.mark.parametrize("kind", ["spread", "confident", "zeros"])
+def test_statistics_are_the_sums_over_each_cells_rows_in_zeta_order(kind):
+    """Against a plain loop over the rows, grouped by their pair of cell ids: the cells in the
+    order of the log-odds, their counts exact, their sums to rounding."""
+    rng = np.random.default_rng(4)
+    S = confidences(kind, 2_000, rng)
+    T = np.column_stack([targets(S, rng), rng.integers(0, 3, S.shape[0])]).astype(float)
+    base = kde_grid.cell_width(1e-4)
+    zeta = kde_grid.log_odds(S)
+    stats = kde_grid.CellStatistics(zeta, T, base)
+    cells = {}
+    for z, t in zip(zeta, T):
+        key = (int(np.floor(kde_grid.kernel_scale(np.array([z]))[0] / base)), int(np.floor(z / kde_grid.ZETA_CELL)))
+        c = cells.setdefault(key, [0, 0.0, np.zeros(2), np.zeros(2), z])
+        c[0] += 1
+        c[1] += z
+        c[2] += t
+        c[3] += t * z
+        c[4] = min(c[4], z)
+    order = sorted(cells, key=lambda k: cells[k][4])
+    assert len(order) > 20
+    np.testing.assert_array_equal(stats.omega_ids, [k[0] for k in order])
+    np.testing.assert_array_equal(stats.zeta_ids, [k[1] for k in order])
+    np.testing.assert_array_equal(stats.count, [cells[k][0] for k in order])
+    np.testing.assert_allclose(stats.zeta_sum, [cells[k][1] for k in order], rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(stats.target_sum, [cells[k][2] for k in order])
+    np.testing.assert_allclose(stats.target_zeta_sum, [cells[k][3] for k in order], rtol=1e-12, atol=1e-12)
+
+
 def test_statistics_add_up_over_parts():
     rng = np.random.default_rng(0)
     S = confidences("confident", 3_000, rng)
