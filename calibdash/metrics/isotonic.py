@@ -41,11 +41,14 @@ def tie_groups(x):
         return bounds[:-1].astype(np.intp)
     starts = [bounds[:-1]]
     for r in long_runs:
-        first = x[bounds[r]]
-        for j in range(bounds[r] + 1, bounds[r + 1]):
-            if x[j] - first >= _TIE_DISTANCE:
-                starts.append(np.array([j]))
-                first = x[j]
+        # a group can only start at the first of equal values: walk the run's distinct values
+        # (a few units in the last place apart), not its rows (millions near 1 at registry size)
+        values, first_rows = np.unique(x[bounds[r] : bounds[r + 1]], return_index=True)
+        first = values[0]
+        for value, row in zip(values[1:], first_rows[1:]):
+            if value - first >= _TIE_DISTANCE:
+                starts.append(np.array([bounds[r] + row]))
+                first = value
     return np.sort(np.concatenate(starts)).astype(np.intp)
 
 
@@ -76,7 +79,7 @@ class IsotonicMap:
             raise ValueError(f"x and y must be non-empty and of one length, got {x.shape} and {y.shape}.")
         # scikit-learn's order: by score, ties by target. With 0/1 targets (every use here)
         # the tie groups' sums are exact integers whatever the order within a group, so one
-        # sort of the scores serves (a third of the time of lexsort at 10,000,000 rows).
+        # sort of the scores serves (2.0 s against lexsort's 2.3 s at 10,000,000 rows).
         binary = bool(np.all((y == 0.0) | (y == 1.0)))
         order = np.argsort(x, kind="stable") if binary else np.lexsort((y, x))
         x, y = x[order], y[order]
