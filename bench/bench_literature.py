@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import SHARED_DATA, median_time, write_section  # noqa: E402
 
 import calibdash as cd  # noqa: E402
-from calibdash.evaluation.pipeline import make_split  # noqa: E402
+from calibdash.evaluation.config import make_split  # noqa: E402
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other  # noqa: E402
 
 # Multinomial logistic regression on 100 classes takes about a minute per fold map.

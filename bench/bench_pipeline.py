@@ -132,7 +132,7 @@ def _uncertainty_share_code():
     risks of h = 0 on the five validation folds (both notions), the holdout and jackknife
     errors of every estimator and the paired risk comparison (from a finished result)."""
     return CIFAR100 + """
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import make_split
 from calibdash.core.risk import zero_risk
 from calibdash.core.uncertainty import holdout_error, paired_risks
 res = cd.evaluate_notions(P, y, notions=("top-label", "canonical"), n_jobs=2)
@@ -492,7 +492,7 @@ def bench_fold(repeats=3):
     for fam, base in AUTHORS_FOLD_SECONDS.items():
         code = f"""
 from calibdash.estimators.registry import default_grid
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import make_split
 sim = dirichlet_simulation(n=10_000, n_classes=5, random_state=0)
 P, y = sim.probs, sim.labels
 test, folds = make_split(len(y), 0.2, 5, 0)

@@ -32,7 +32,7 @@ from calibdash.estimators.ensemble import FoldEnsemble
 from calibdash.estimators.kde import NORMALISERS_KEY, log_beta_table
 from calibdash.estimators.registry import FAMILIES, REGISTRY, tuned_param
 from calibdash.evaluation.advice import GridEdge
-from calibdash.evaluation.config import EvaluationConfig, combinations, fold_train_rows, make_split, shared_split
+from calibdash.evaluation.config import EvaluationConfig, combinations, fold_train_rows, shared_split, split_parts
 from calibdash.evaluation.schema import INPUT_KEYS
 from calibdash.metrics.literature import OTHER_ESTIMATORS, run_other
 from calibdash.predictions import Predictions, canonical_sha256
@@ -74,12 +74,14 @@ def _fold_task(P, y, train, val, notion, items, shared=None):
     return out
 
 
-def _holdout_task(P, y, train, test, notion, name, params, model):
-    """The holdout diagonal h(z_i, z_i) of one fold model, refitting it if it was not kept
-    (then the refitted model is not sent back: see :class:`RefitOnUse`)."""
+def _holdout_task(P, y, k, test, notion, name, params, model, *parts):
+    """The holdout diagonal h(z_i, z_i) of fold model ``k``, refitting it on every part but
+    the k-th if it was not kept (then the refitted model is not sent back: see
+    :class:`RefitOnUse`)."""
     t0 = time.perf_counter()
     refit = model is None
     if refit:
+        train = fold_train_rows(parts, k)
         model = make_estimator(REGISTRY[name].family, notion=notion, **params).fit(P[train], y[train])
     diag = model.h_diag(P[test])
     return diag, None if refit else model, time.perf_counter() - t0
@@ -160,13 +162,14 @@ class _NotionRun:
     """The state of Algorithm 1 for one notion, so that the tasks of several notions can
     share one pool of workers."""
 
-    def __init__(self, P, y, config, test, folds, keep_models):
+    def __init__(self, P, y, config, test, parts, keep_models):
         self.P, self.y, self.config, self.notion = P, y, config, config.notion
         self.names, self.full_grids, self.others = list(config.estimators), config.full_grids, list(config.others)
         self.other_rows = {}
-        self.test, self.folds, self.keep_models = test, folds, keep_models
-        self.parts = [v for _, v in folds]
-        n_folds = len(folds)
+        # Only the validation parts are kept: fold k trains on the others, and its row list
+        # is formed where it is used (the five lists took 256 MB at 10,000,000 rows).
+        self.test, self.parts, self.keep_models = test, list(parts), keep_models
+        n_folds = len(self.parts)
         groups = defaultdict(list)
         for name in self.names:
             groups[REGISTRY[name].task_group].append((name, self.full_grids[name]))
@@ -174,7 +177,10 @@ class _NotionRun:
                            for items in groups.values() for k in range(n_folds)]
         self.fold_out = [dict() for _ in range(n_folds)]
         self.seconds = defaultdict(float)
-        self.diags, self.members = {}, defaultdict(dict)
+        # Each estimator's holdout diagonals, filled in place as the tasks return: fold k's
+        # values in row k (at 10,000,000 rows 80 MB an estimator, which stacking the folds'
+        # arrays at the end held twice).
+        self.diagonals, self.members = {}, defaultdict(dict)
         # The canonical kernel density estimator's normalisers log B depend on a training
         # row alone, and every row trains k - 1 of the k fold models: they are computed
         # once for the optimisation set (at 50,000 x 1,000, 15 s per fold otherwise).
@@ -183,7 +189,7 @@ class _NotionRun:
             sorted({float(b) for name in self.kde_names for b in self.full_grids[name]["bandwidth"]})
             if self.notion == "canonical" and self.kde_names else [])
         self.normalisers = None
-        self.fold_diagonal_chunks = defaultdict(dict)
+        self.chunks_done = defaultdict(int)
         # The fold risks of h = 0, the reference that says "perfectly calibrated".
         self.reference_risks = np.full(n_folds, np.nan)
 
@@ -193,7 +199,7 @@ class _NotionRun:
         return {"top-label": one_d, "classwise": one_d * self.P.shape[1], "canonical": multi}[self.notion]
 
     def opt_rows(self):
-        return np.sort(np.concatenate([v for _, v in self.folds]))
+        return np.sort(np.concatenate(self.parts))
 
     def normaliser_jobs(self):
         """(rows, bandwidths) of the tasks that compute the shared normalisers."""
@@ -219,7 +225,7 @@ class _NotionRun:
         table of the fold's training rows), or () when its estimators need none."""
         if self.normalisers is None or not self.needs_normalisers(items):
             return ()
-        return self.normaliser_bandwidths, self.normalisers[:, self.folds[k][0]]
+        return self.normaliser_bandwidths, self.normalisers[:, fold_train_rows(self.parts, k)]
 
     def absorb_fold(self, k, out):
         for name, (runs, sec) in out.items():
@@ -229,7 +235,7 @@ class _NotionRun:
     def select(self):
         """Per estimator the grid value of lowest mean validation risk; returns the holdout
         tasks of the chosen fold models as (name, fold, params, model or None)."""
-        n_folds = len(self.folds)
+        n_folds = len(self.parts)
         # risks[name][fold, combination of fixed parameters, tuned value]
         self.risks, self.chosen_index, self.chosen_params = {}, {}, {}
         for name in self.names:
@@ -266,33 +272,42 @@ class _NotionRun:
                     if self.normalisers is not None:
                         log_beta = self.normalisers[self.normaliser_bandwidths.index(bandwidth)]
                     chunks = np.array_split(self.test, _n_chunks(work))
-                    for c, rows in enumerate(chunks):
-                        jobs.append(((1, work / len(chunks)), ("diagonals", name, c, len(chunks)), _fold_diagonals_task,
+                    starts = np.cumsum([0] + [len(rows) for rows in chunks[:-1]])
+                    for rows, start in zip(chunks, starts):
+                        jobs.append(((1, work / len(chunks)), ("diagonals", name, int(start), len(chunks)),
+                                     _fold_diagonals_task,
                                      (self.P, self.y, rows, self.notion, family, params, log_beta, *parts)))
                 continue
             jobs.append(((0, self.cost(name)), ("holdout", name, k), _holdout_task,
-                         (self.P, self.y, self.folds[k][0], self.test, self.notion, name, params, model)))
+                         (self.P, self.y, k, self.test, self.notion, name, params, model, *parts)))
         return jobs
 
     def absorb_holdout_job(self, key, out):
         """Take a holdout task's output; returns the fold models it completed."""
         if key[0] == "holdout":
             _, name, k = key
-            self.absorb_holdout(name, k, *out)
+            diag, model, sec = out
+            self.diagonal_table(name)[k] = diag
+            self.absorb_holdout(name, k, model, sec)
             return [(name, k)]
-        _, name, c, n_chunks = key
+        _, name, start, n_chunks = key
         diags, sec = out
-        self.fold_diagonal_chunks[name][c] = diags
+        self.diagonal_table(name)[:, start : start + diags.shape[1]] = diags
         self.seconds[name] += sec
-        if len(self.fold_diagonal_chunks[name]) < n_chunks:
+        self.chunks_done[name] += 1
+        if self.chunks_done[name] < n_chunks:
             return []
-        diags = np.concatenate([self.fold_diagonal_chunks[name][c] for c in range(n_chunks)], axis=1)
-        for k in range(len(self.folds)):
-            self.absorb_holdout(name, k, diags[k], None, 0.0)
-        return [(name, k) for k in range(len(self.folds))]
+        for k in range(len(self.parts)):
+            self.absorb_holdout(name, k, None, 0.0)
+        return [(name, k) for k in range(len(self.parts))]
 
-    def absorb_holdout(self, name, k, diag, model, sec):
-        self.diags[name, k] = diag
+    def diagonal_table(self, name):
+        """The (k, n_test) table of ``name``'s holdout diagonals, created on first use."""
+        if name not in self.diagonals:
+            self.diagonals[name] = np.full((len(self.parts), len(self.test)), np.nan)
+        return self.diagonals[name]
+
+    def absorb_holdout(self, name, k, model, sec):
         if self.keep_models:
             if model is None:
                 model = RefitOnUse(REGISTRY[name].family, self.notion, self.chosen_params[name], self.P, self.y,
@@ -320,10 +335,8 @@ class _NotionRun:
 
         from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 
-        n_folds = len(self.folds)
-        # Each fold's holdout diagonal is released as it is stacked: at 10,000,000 rows an
-        # estimator's take 80 MB, which would otherwise be held twice.
-        diagonals = {name: np.stack([self.diags.pop((name, k)) for k in range(n_folds)]) for name in self.names}
+        n_folds = len(self.parts)
+        diagonals = {name: self.diagonals[name] for name in self.names}
         summary_rows, curve_rows, fold_rows, grid_edges, models = [], [], [], [], {}
         for name in self.names:
             spec, path_param = REGISTRY[name], tuned_param(name)
@@ -402,7 +415,7 @@ class _NotionRun:
             "n_classes": int(self.P.shape[1]),
             "n_optimisation": int(n - len(self.test)),
             "n_test": int(len(self.test)),
-            "fold_sizes": [int(len(v)) for _, v in self.folds],
+            "fold_sizes": [int(len(v)) for v in self.parts],
             "data_sha256": data_sha256,
             "versions": _versions(),
             "seconds": float(seconds),
@@ -545,8 +558,8 @@ def evaluate_notions(
         config.check_rows(len(y))
     sha = sha or canonical_sha256(P, y)
     record = _provenance(provenance, sha)
-    test, folds = make_split(len(y), test_size, n_folds, random_state)
-    runs = [_NotionRun(P, y, config, test, folds, keep_models) for config in configs]
+    test, parts = split_parts(len(y), test_size, n_folds, random_state)
+    runs = [_NotionRun(P, y, config, test, parts, keep_models) for config in configs]
     many = len(runs) > 1
 
     # Longest tasks first, so that no long task is left running alone at the end.
@@ -567,8 +580,8 @@ def evaluate_notions(
     # Every array a task needs is one of its own arguments, never inside a list or a dict:
     # joblib's Dask backend scatters such arguments to the workers once per call, whereas a
     # container goes into every task's graph through the scheduler (at 10,000,000 rows the
-    # folds' row numbers made a 305 MiB graph per task).
-    fold_arrays = [rows for fold in folds for rows in fold]
+    # folds' row numbers made a 305 MiB graph per task). A task that trains on a fold forms
+    # its training rows from the parts itself.
 
     def job(i, task):
         kind = task[0]
@@ -576,15 +589,15 @@ def evaluate_notions(
             return delayed(_run_normalisers)((i, kind, task[1]), P, task[2], task[3])
         if kind == "fold":
             _, k, items = task
-            return delayed(_run_task)((i, kind, k), P, y, folds[k][0], folds[k][1], runs[i].notion, items,
-                                      *runs[i].fold_normalisers(k, items))
+            bandwidths, normalisers = runs[i].fold_normalisers(k, items) or (None, None)
+            return delayed(_run_task)((i, kind, k), P, y, runs[i].notion, items, k, bandwidths, normalisers, *parts)
         if kind == "reference":
-            val = folds[task[1]][1]
+            val = parts[task[1]]
             return delayed(_run_reference)((i, kind, task[1]), P[val], y[val], runs[i].notion)
         if kind == "holdout":
             _, key, fn, args = task
             return delayed(_run_holdout)((i, kind, key), fn, *args)
-        return delayed(_run_other)((i, kind, task[1]), task[1], P, y, test, runs[i].notion, random_state, *fold_arrays)
+        return delayed(_run_other)((i, kind, task[1]), task[1], P, y, test, runs[i].notion, random_state, *parts)
 
     def absorb(i, kind, key, out):
         """File a task's output; returns a progress message per step it completed."""
@@ -771,17 +784,19 @@ def _fold_diagonals_task(P, y, rows, notion, family, params, log_beta, *parts):
     return diags, time.perf_counter() - t0
 
 
-def _run_other(key, name, P, y, test, notion, random_state, *fold_arrays):
-    # the folds come as train, validation, train, ... (see evaluate_notions)
-    folds = list(zip(fold_arrays[::2], fold_arrays[1::2]))
+def _run_other(key, name, P, y, test, notion, random_state, *parts):
+    # the folds' validation parts come last, each an argument of its own (see evaluate_notions)
+    folds = [(fold_train_rows(parts, k), parts[k]) for k in range(len(parts))]
     with one_blas_thread(), validated_inputs():
         return key, run_other(name, P, y, test, folds, notion, random_state)
 
 
-def _run_task(key, P, y, train, val, notion, items, normaliser_bandwidths=None, normalisers=None):
+def _run_task(key, P, y, notion, items, k, normaliser_bandwidths, normalisers, *parts):
+    """Fold ``k``'s task (:func:`_fold_task`): it trains on every validation part but the
+    k-th; ``normalisers`` (or None) is the shared normalisers' table of those rows."""
     # One BLAS thread in every task, whether it runs here, in a joblib worker or on a
     # Dask worker: the thread count changes the rounding of matrix products, and the
     # same seed must give the same numbers whatever n_jobs.
     shared = None if normalisers is None else {NORMALISERS_KEY: (normaliser_bandwidths, normalisers)}
     with one_blas_thread(), validated_inputs():
-        return key, _fold_task(P, y, train, val, notion, items, shared)
+        return key, _fold_task(P, y, fold_train_rows(parts, k), parts[k], notion, items, shared)

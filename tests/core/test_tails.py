@@ -31,24 +31,23 @@ WORKER = """
 import sys
 import numpy as np
 import calibdash.evaluation.pipeline as pl
-from calibdash.evaluation.config import EvaluationConfig, make_split
+from calibdash.evaluation.config import EvaluationConfig, split_parts
 
 rng = np.random.default_rng(0)
 P = rng.dirichlet(np.ones(4), 300)
 y = np.array([rng.choice(4, p=p) for p in P])
 heavy = lambda: [m for m in ("scipy.stats", "pandas", "sklearn") if m in sys.modules]
 print(heavy())
-test, folds = make_split(len(y), 0.2, 5, 0)
+test, parts = split_parts(len(y), 0.2, 5, 0)
 for notion in ("top-label", "canonical"):
     config = EvaluationConfig.for_notions(notions=[notion], others=[])[0]
-    run = pl._NotionRun(P, y, config, test, folds, True)
+    run = pl._NotionRun(P, y, config, test, parts, True)
     for _, k, items in run.fold_tasks:
-        pl._run_task((0, k), P, y, folds[k][0], folds[k][1], notion, items)
+        pl._run_task((0, k), P, y, notion, items, k, None, None, *parts)
     print(heavy())
-fold_arrays = [rows for fold in folds for rows in fold]
 for notion in ("top-label", "canonical"):
     for name in EvaluationConfig.for_notions(notions=[notion])[0].others:
-        pl._run_other((0, name), name, P, y, test, notion, 0, *fold_arrays)
+        pl._run_other((0, name), name, P, y, test, notion, 0, *parts)
         print(name, heavy())
 """
 

@@ -150,3 +150,43 @@ def test_the_three_15_bin_figures_relate_as_the_help_text_says():
     assert rl.diagram_ece_name(10, "quantile") == "binned ECE of this diagram (10 equal-mass bins, L1, all rows)"
     assert rl.diagram_ece_name(10, "uniform", sentence=True).startswith("Binned ECE of this diagram (10 equal-width")
     assert rl.diagram_ece_name(15, "uniform", sentence=True) == "15-bin ECE of this diagram (L1, all rows)"
+
+
+# The per-bin sums are taken in passes of rows (at 10,000,000 rows one pass over all of them
+# held 500 MB of row-length temporaries); each pass continues the running sums, so the table
+# has the same bits as one bincount of all rows, and the band the same cells.
+@pytest.mark.parametrize("graded", [False, True])
+def test_sums_in_passes_equal_one_pass_bit_for_bit(monkeypatch, graded):
+    rng = np.random.default_rng(5)
+    conf = rng.uniform(0.2, 1, size=1003)
+    correct = (rng.random(1003) < conf) * (0.5 if graded else 1.0)
+    edges = rl.bin_edges(conf, 7)
+    b = rl.assign_bins(conf, edges)
+    want_conf, want_correct = np.bincount(b, conf, minlength=7), np.bincount(b, correct, minlength=7)
+    whole = rl.reliability_table(conf, correct, n_bins=7, n_resamples=30)
+    monkeypatch.setattr(rl, "BIN_SUM_ROWS", 64)
+    sums = rl.bin_sums(conf, correct, edges)
+    assert np.array_equal(sums.count, np.bincount(b, minlength=7))
+    assert np.array_equal(sums.conf_sum, want_conf) and np.array_equal(sums.correct_sum, want_correct)
+    if graded:
+        assert sums.cells is None
+    else:
+        assert np.array_equal(sums.cells, np.bincount(2 * b + correct.astype(int), minlength=14))
+    passes = rl.reliability_table(conf, correct, n_bins=7, n_resamples=30)
+    assert passes.equals(whole) and passes.attrs["ece"] == whole.attrs["ece"]
+    # the running sum, not a sum of pass totals: those differ in the last bits here
+    totals = sum(np.bincount(b[s : s + 64], conf[s : s + 64], minlength=7) for s in range(0, 1003, 64))
+    assert not np.array_equal(totals, want_conf)
+
+
+def test_top_label_in_passes_is_the_notions_confidence_and_correctness(monkeypatch):
+    from calibdash.core import notions
+
+    rng = np.random.default_rng(6)
+    P = rng.dirichlet(np.full(3, 0.7), size=500)
+    P[:40] = [0.4, 0.4, 0.2]  # ties go to the first class, as in the notions
+    y = rng.integers(0, 3, size=500)
+    monkeypatch.setattr(rl, "BIN_SUM_ROWS", 64)
+    conf, correct = rl.top_label(P, y)
+    c, _, k = notions.top_label(P)
+    assert np.array_equal(conf, c) and np.array_equal(correct, (k == y).astype(float))

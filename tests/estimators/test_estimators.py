@@ -393,7 +393,7 @@ def test_kde_fold_diagonals_equal_each_fold_model_and_the_formula(notion):
     """The k fold models' holdout diagonals from one set of kernel products per part equal
     the fold models fitted one by one, and the brute-force Eq. (25) regression."""
     from calibdash.estimators.kde import KDEEstimator, log_beta_table
-    from calibdash.evaluation.pipeline import make_split
+    from calibdash.evaluation.config import make_split
 
     P, y = random_problem(seed=12, n=120, d=3)
     test, folds = make_split(len(y), 0.25, 3, 4)

@@ -10,7 +10,7 @@ from scipy.stats import t as student_t
 import calibdash as cd
 from calibdash.core.simplex import softmax
 from calibdash.evaluation import compare as compare_module
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import make_split
 from calibdash.io.loading import load_predictions
 from calibdash.lab.simulation import dirichlet_simulation
 

@@ -10,8 +10,7 @@ from scipy.stats import t as student_t
 
 import calibdash as cd
 from calibdash.estimators.registry import default_grid
-from calibdash.evaluation.config import EvaluationConfig
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import EvaluationConfig, make_split
 from calibdash.lab.simulation import dirichlet_simulation, simulation_truth
 
 SMALL_GRIDS = {
@@ -301,7 +300,7 @@ def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_other
 
         def run(jobs):
             jobs = list(jobs)
-            phases.append([(fn.__name__, args[0], tuple(n for n, _ in args[6]) if fn.__name__ == "_run_task" else ())
+            phases.append([(fn.__name__, args[0], tuple(n for n, _ in args[4]) if fn.__name__ == "_run_task" else ())
                            for fn, args, _ in jobs])
             return parallel(jobs)
         return run
@@ -465,13 +464,15 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
 
     monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
     config = EvaluationConfig.resolve(notion, estimators=["kde"], grids={"kde": {"bandwidth": grid}}, others=[], random_state=2)
-    run = pipeline._NotionRun(P, y, config, test, folds, True)
+    run = pipeline._NotionRun(P, y, config, test, [va for _, va in folds], True)
     assert len(run.normaliser_jobs()) == (8 if notion == "canonical" else 0)
     chunks = []
     real = pipeline._fold_diagonals_task
     monkeypatch.setattr(pipeline, "_fold_diagonals_task", lambda *a: chunks.append(len(a[2])) or real(*a))
     chunked = cd.evaluate(P, y, **kw)
     assert len(chunks) == 8 and sum(chunks) == len(test)
+    # each chunk's columns land where its rows are in the holdout order
+    assert np.array_equal(chunked.diagonals["kde"], res.diagonals["kde"])
     pd.testing.assert_frame_equal(chunked.summary.drop(columns="seconds"), res.summary.drop(columns="seconds"),
                                   check_exact=True)
     pd.testing.assert_frame_equal(chunked.folds, res.folds, check_exact=True)

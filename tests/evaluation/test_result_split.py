@@ -10,7 +10,7 @@ import pytest
 import calibdash as cd
 from calibdash.errors import InputError
 from calibdash.evaluation import schema
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import make_split
 from calibdash.lab.simulation import dirichlet_simulation
 
 

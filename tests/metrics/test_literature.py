@@ -10,8 +10,7 @@ import pandas as pd
 import pytest
 
 import calibdash as cd
-from calibdash.evaluation.config import config_fingerprint
-from calibdash.evaluation.pipeline import make_split
+from calibdash.evaluation.config import config_fingerprint, make_split
 from calibdash.lab.simulation import dirichlet_simulation
 from calibdash.metrics.ece import ece_bootstrap
 from calibdash.metrics.literature import DEFAULT_OTHERS, OTHER_ESTIMATORS, QUANTITIES, available_others
