@@ -332,12 +332,41 @@ class Progress:
 
 
 # ----------------------------------------------------------------------------- dask
+def _return_freed_memory():
+    """Have glibc's allocator give freed memory back to the system from now on (and now).
+
+    By default it raises its threshold for serving large buffers from the heap as they are
+    freed, and a heap with one live block near its top keeps every free page below it: the
+    command's process under ``--dask-scheduler`` held about 300 MB more than its live arrays
+    at 10,000,000 rows. Distributed sets the same threshold (``MALLOC_TRIM_THRESHOLD_``) for
+    its own workers. Returns False where the C library is not glibc (nothing is changed).
+    """
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt, malloc_trim = libc.mallopt, libc.malloc_trim
+    except (OSError, AttributeError):
+        return False
+    M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3  # glibc's malloc.h
+    # Both fixed, so that neither moves with what is freed; the mmap threshold back at its
+    # default (a block of 128 KiB or more is mapped on its own and unmapped when freed),
+    # which it left when the loading freed its buffers.
+    ok = bool(mallopt(M_TRIM_THRESHOLD, 65536)) and bool(mallopt(M_MMAP_THRESHOLD, 128 * 1024))
+    malloc_trim(0)
+    return ok
+
+
 @contextlib.contextmanager
 def _backend(address):
     """Send joblib's tasks to a Dask scheduler when an address is given."""
     if not address:
         yield
         return
+    # The command's process only coordinates the cluster: its memory is the rows, the
+    # tasks' results and the report, and should not grow by what the allocator keeps.
+    _return_freed_memory()
     try:
         import distributed
     except ImportError:

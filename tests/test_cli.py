@@ -222,6 +222,32 @@ def test_a_local_dask_cluster_gives_the_same_numbers(tmp_path):
     assert_curves_match(curves, res)
 
 
+# glibc serves blocks below its mmap threshold from the heap, and lifts that threshold to the
+# size of any mapped block freed (up to 32 MB): after that, blocks freed below a live one stay
+# in the process. The Dask coordinator fixes both thresholds (see cli._return_freed_memory).
+FREED_MEMORY_PROBE = """
+import sys
+import numpy as np
+from calibdash import cli
+rss = lambda: int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) / 1024
+big = np.ones(2 << 20); del big  # a mapped 16 MB block freed: the threshold rises to 16 MB
+if sys.argv[1] == "tuned":
+    assert cli._return_freed_memory()
+blocks = [np.ones(1 << 20) for _ in range(40)]  # 40 x 8 MB
+top = np.ones(100_000)  # a live block after them
+before = rss()
+del blocks
+print(before - rss())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's allocator")
+def test_the_dask_coordinator_gives_freed_memory_back():
+    freed = {mode: float(subprocess.run([sys.executable, "-c", FREED_MEMORY_PROBE, mode], capture_output=True, text=True,
+                                        check=True).stdout) for mode in ("default", "tuned")}
+    assert freed["default"] < 160 < 300 < freed["tuned"], freed  # of 320 MB freed
+
+
 def _bad_inputs(tmp):
     np.save(tmp / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     sim = dirichlet_simulation(n=300, n_classes=3, random_state=0)

@@ -96,7 +96,9 @@ def check_labels(y, n, d, name="y"):
             raise InputError(f"{name} has a non-integer label at row {int(np.argmax(frac))}.")
     elif y.dtype.kind not in "iub":
         raise InputError(f"{name} must hold integer class indices, got dtype {y.dtype}.")
-    y = y.astype(np.int64)
+    # No copy of labels that are int64 already (the probabilities are not copied either):
+    # at 10,000,000 rows a copy is 80 MB more for the whole run.
+    y = y.astype(np.int64, copy=False)
     out = (y < 0) | (y >= d)
     if out.any():
         i = int(np.argmax(out))

@@ -26,3 +26,16 @@ def test_top_label_is_the_largest_entry_and_the_exact_sum_of_the_others(d):
     assert np.array_equal(k, k0) and np.array_equal(c, c0)
     np.testing.assert_allclose(rest, rest0, rtol=1e-15, atol=0)
     assert k[0] == 0 and rest[1] == 0.0 and rest[2] == pytest.approx(1e-17 * (d - 1), rel=1e-15)
+
+
+def test_int64_labels_are_checked_without_a_copy_and_others_converted():
+    """At 10,000,000 rows a copy of the labels is 80 MB more for the whole run; labels of
+    another integer type (or integral floats) are converted, and the caller's array is never
+    changed."""
+    from calibdash.core.simplex import check_labels
+
+    y = np.array([0, 2, 1, 2], dtype=np.int64)
+    assert check_labels(y, 4, 3) is y
+    for other in (y.astype(np.int32), y.astype(np.uint8), y.astype(float)):
+        got = check_labels(other, 4, 3)
+        assert got.dtype == np.int64 and np.array_equal(got, y) and got is not other
