@@ -336,10 +336,11 @@ def _return_freed_memory():
     """Have glibc's allocator give freed memory back to the system from now on (and now).
 
     By default it raises its threshold for serving large buffers from the heap as they are
-    freed, and a heap with one live block near its top keeps every free page below it: the
-    command's process under ``--dask-scheduler`` held about 300 MB more than its live arrays
-    at 10,000,000 rows. Distributed sets the same threshold (``MALLOC_TRIM_THRESHOLD_``) for
-    its own workers. Returns False where the C library is not glibc (nothing is changed).
+    freed, and a heap with one live block near its top keeps every free page below it: at
+    10,000,000 rows the command's process under ``--dask-scheduler`` peaked about 250 MB
+    higher (BENCHMARKS.md, "Ten million rows from a Parquet dataset"). Distributed sets the
+    same trim threshold (``MALLOC_TRIM_THRESHOLD_``) for its own workers. Returns False
+    where the C library is not glibc (nothing is changed).
     """
     import ctypes
     import ctypes.util
