@@ -128,11 +128,61 @@ def holdout_error(values):
         v = v[None, :]
     if v.ndim != 2 or v.shape[1] < 2:
         raise InputError(f"holdout_error needs values of k fold models on at least 2 rows, got shape {v.shape}.")
-    k, n = v.shape
-    rows = v.mean(axis=0)
+    return _error_of_means(v.mean(axis=0), v.mean(axis=1))
+
+
+def _error_of_means(rows, folds):
+    """:class:`HoldoutError` from the two means it needs: ``rows``, each holdout row's value
+    averaged over the fold models, and ``folds``, each fold model's mean over the rows."""
+    k, n = len(folds), len(rows)
     var_rows = float(rows.var(ddof=1) / n)
-    var_fit = float((k - 1) ** 2 / k * v.mean(axis=1).var(ddof=1)) if k > 1 else 0.0
+    var_fit = float((k - 1) ** 2 / k * np.asarray(folds).var(ddof=1)) if k > 1 else 0.0
     return HoldoutError(float(rows.mean()), var_rows, var_fit, n, k)
+
+
+class HoldoutMeans:
+    """The k fold models' values on n holdout rows, kept as the two means
+    :func:`holdout_error` needs instead of the (k, n) table: n + k numbers.
+
+    At 10,000,000 rows one estimator's table is 80 MB, five estimators' 400 MB, which the
+    command's own process held under ``--dask-scheduler``. Fold models' values may arrive in
+    any order; the numbers are the table's to the last bit: the row means are summed in fold
+    order (a value that arrives early waits for those before it), as ``table.mean(axis=0)``
+    sums them, and a fold's mean is ``np.mean`` of its whole row, as ``table.mean(axis=1)``.
+
+    Parameters
+    ----------
+    n_folds, n_rows : int
+    """
+
+    def __init__(self, n_folds, n_rows):
+        self.n_folds, self.n_rows = int(n_folds), int(n_rows)
+        self.fold_means = np.full(self.n_folds, np.nan)
+        self._sum, self._next, self._waiting = None, 0, {}
+
+    def add(self, k, values):
+        """Take fold model ``k``'s values on the holdout rows (an array of n_rows)."""
+        values = np.asarray(values, dtype=np.float64)
+        if values.shape != (self.n_rows,):
+            raise ValueError(f"fold {k}: expected {self.n_rows} values, got shape {values.shape}")
+        if not 0 <= k < self.n_folds or k < self._next or k in self._waiting:
+            raise ValueError(f"fold {k} was given twice or is not one of {self.n_folds} folds")
+        self.fold_means[k] = np.mean(values)
+        self._waiting[k] = values
+        while self._next in self._waiting:
+            row = self._waiting.pop(self._next)
+            self._sum = row.copy() if self._sum is None else np.add(self._sum, row, out=self._sum)
+            self._next += 1
+
+    @property
+    def complete(self):
+        return self._next == self.n_folds
+
+    def error(self):
+        """:class:`HoldoutError` of the values, once every fold model's have been added."""
+        if not self.complete:
+            raise ValueError(f"only {self._next} of {self.n_folds} folds' values were added in order")
+        return _error_of_means(self._sum / self.n_folds, self.fold_means)
 
 
 def root_interval(low, high):

@@ -25,7 +25,7 @@ from joblib import Parallel, delayed
 from calibdash.core.notions import validate, validated_inputs
 from calibdash.core.risk import zero_risk
 from calibdash.core.threads import one_blas_thread
-from calibdash.core.uncertainty import REFERENCE, holdout_error, paired_risks, root_se
+from calibdash.core.uncertainty import REFERENCE, HoldoutMeans, paired_risks, root_se
 from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import make_estimator
 from calibdash.estimators.ensemble import FoldEnsemble
@@ -162,13 +162,13 @@ class _NotionRun:
     """The state of Algorithm 1 for one notion, so that the tasks of several notions can
     share one pool of workers."""
 
-    def __init__(self, P, y, config, test, parts, keep_models):
+    def __init__(self, P, y, config, test, parts, keep_models, keep_diagonals):
         self.P, self.y, self.config, self.notion = P, y, config, config.notion
         self.names, self.full_grids, self.others = list(config.estimators), config.full_grids, list(config.others)
         self.other_rows = {}
         # Only the validation parts are kept: fold k trains on the others, and its row list
         # is formed where it is used (the five lists took 256 MB at 10,000,000 rows).
-        self.test, self.parts, self.keep_models = test, list(parts), keep_models
+        self.test, self.parts, self.keep_models, self.keep_diagonals = test, list(parts), keep_models, keep_diagonals
         n_folds = len(self.parts)
         groups = defaultdict(list)
         for name in self.names:
@@ -177,9 +177,10 @@ class _NotionRun:
                            for items in groups.values() for k in range(n_folds)]
         self.fold_out = [dict() for _ in range(n_folds)]
         self.seconds = defaultdict(float)
-        # Each estimator's holdout diagonals, filled in place as the tasks return: fold k's
-        # values in row k (at 10,000,000 rows 80 MB an estimator, which stacking the folds'
-        # arrays at the end held twice).
+        # Each estimator's holdout diagonals as the two means its error needs, taken as the
+        # tasks return; with keep_diagonals also the (k, n_test) table, filled in place: fold
+        # k's values in row k (at 10,000,000 rows 80 MB an estimator).
+        self.means = {name: HoldoutMeans(n_folds, len(test)) for name in self.names}
         self.diagonals, self.members = {}, defaultdict(dict)
         # The canonical kernel density estimator's normalisers log B depend on a training
         # row alone, and every row trains k - 1 of the k fold models: they are computed
@@ -287,18 +288,25 @@ class _NotionRun:
         if key[0] == "holdout":
             _, name, k = key
             diag, model, sec = out
-            self.diagonal_table(name)[k] = diag
+            self.means[name].add(k, diag)
+            if self.keep_diagonals:
+                self.diagonal_table(name)[k] = diag
             self.absorb_holdout(name, k, model, sec)
             return [(name, k)]
         _, name, start, n_chunks = key
         diags, sec = out
+        # The chunks' table stays whole until the last chunk: a fold's mean is np.mean of its
+        # whole row (summing chunk means would round differently).
         self.diagonal_table(name)[:, start : start + diags.shape[1]] = diags
         self.seconds[name] += sec
         self.chunks_done[name] += 1
         if self.chunks_done[name] < n_chunks:
             return []
         for k in range(len(self.parts)):
+            self.means[name].add(k, self.diagonals[name][k])
             self.absorb_holdout(name, k, None, 0.0)
+        if not self.keep_diagonals:
+            del self.diagonals[name]
         return [(name, k) for k in range(len(self.parts))]
 
     def diagonal_table(self, name):
@@ -336,7 +344,7 @@ class _NotionRun:
         from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
 
         n_folds = len(self.parts)
-        diagonals = {name: self.diagonals[name] for name in self.names}
+        diagonals = {name: self.diagonals[name] for name in self.names} if self.keep_diagonals else None
         summary_rows, curve_rows, fold_rows, grid_edges, models = [], [], [], [], {}
         for name in self.names:
             spec, path_param = REGISTRY[name], tuned_param(name)
@@ -360,7 +368,7 @@ class _NotionRun:
             c_best, v_best = self.chosen_index[name]
             chosen = self.chosen_params[name]
             fold_risks = risks[:, c_best, v_best]
-            fold_sq = np.array([float(np.mean(diag)) for diag in diagonals[name]])
+            fold_sq = self.means[name].fold_means
             if self.keep_models:
                 models[name] = FoldEnsemble([self.members[name][k] for k in range(n_folds)])
             for k in range(n_folds):
@@ -376,7 +384,7 @@ class _NotionRun:
                     nums = tuple(v for v in grid[param] if not isinstance(v, (str, bool)))
                     flat = bool(param == path_param and self.flat_at_edge(name, value))
                     grid_edges.append(GridEdge(name, param, value, side, nums, flat))
-            err = holdout_error(diagonals[name])
+            err = self.means[name].error()
             low, high = err.root_interval(0.95)
             root_k = np.sqrt(n_folds)
             summary_rows.append(
@@ -484,6 +492,7 @@ def evaluate_notions(
     n_jobs=1,
     progress=None,
     keep_models=True,
+    keep_diagonals=True,
 ):
     """Algorithm 1 for several notions at once, on one split and one pool of workers.
 
@@ -515,7 +524,7 @@ def evaluate_notions(
         ``calibdash rerun`` can read them again. Its ``sha256`` is set to the data's
         fingerprint. It does not change the settings' fingerprint
         (:meth:`~calibdash.evaluation.config.EvaluationConfig.key`).
-    P, y, n_jobs, progress, keep_models
+    P, y, n_jobs, progress, keep_models, keep_diagonals
         As in :func:`evaluate`.
 
     Returns
@@ -559,7 +568,7 @@ def evaluate_notions(
     sha = sha or canonical_sha256(P, y)
     record = _provenance(provenance, sha)
     test, parts = split_parts(len(y), test_size, n_folds, random_state)
-    runs = [_NotionRun(P, y, config, test, parts, keep_models) for config in configs]
+    runs = [_NotionRun(P, y, config, test, parts, keep_models, keep_diagonals) for config in configs]
     many = len(runs) > 1
 
     # Longest tasks first, so that no long task is left running alone at the end.
@@ -682,6 +691,7 @@ def evaluate(
     n_jobs=1,
     progress=None,
     keep_models=True,
+    keep_diagonals=True,
 ):
     """Tune, select and report calibration estimators (Algorithm 1).
 
@@ -731,6 +741,10 @@ def evaluate(
     keep_models : bool, default=True
         Keep the fitted fold ensembles in ``result.models`` (for recalibration curves).
         The kernel density models hold their training rows; on very large sets pass False.
+    keep_diagonals : bool, default=True
+        Keep each fold model's h(z_i, z_i) on the holdout rows in ``result.diagonals``
+        (which :func:`calibdash.compare` needs). Every number of the result is the same
+        without them; at 10,000,000 rows they take 80 MB per estimator.
 
     Returns
     -------
@@ -757,7 +771,7 @@ def evaluate(
         settings = dict(notions=[notion])
     return evaluate_notions(P, y, **settings, estimators=estimators, grids=grids, others=others, test_size=test_size,
                             n_folds=n_folds, random_state=random_state, provenance=provenance, n_jobs=n_jobs,
-                            progress=progress, keep_models=keep_models)[notion]
+                            progress=progress, keep_models=keep_models, keep_diagonals=keep_diagonals)[notion]
 
 
 def _run_holdout(i, fn, *args):

@@ -98,7 +98,8 @@ class EvaluationResult:
         the rows every number was computed on (fold f trains on the other folds).
     diagonals : dict or None
         ``{estimator: array (k, n_test)}``: each fold model's h(z_i, z_i) on the holdout
-        rows, in the order of ``split["test"]`` (in memory only; not in the JSON).
+        rows, in the order of ``split["test"]`` (in memory only; not in the JSON); None
+        when evaluated with ``keep_diagonals=False``.
     others : pandas.DataFrame
         Estimators from the literature that the risk cannot rank (ECE, SKCE, variational),
         on the same split: one row each with the quantity it estimates (group estimates by

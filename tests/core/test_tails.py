@@ -41,7 +41,7 @@ print(heavy())
 test, parts = split_parts(len(y), 0.2, 5, 0)
 for notion in ("top-label", "canonical"):
     config = EvaluationConfig.for_notions(notions=[notion], others=[])[0]
-    run = pl._NotionRun(P, y, config, test, parts, True)
+    run = pl._NotionRun(P, y, config, test, parts, True, True)
     for _, k, items in run.fold_tasks:
         pl._run_task((0, k), P, y, notion, items, k, None, None, *parts)
     print(heavy())

@@ -13,7 +13,16 @@ from scipy.stats import norm
 from scipy.stats import t as student_t
 
 import calibdash as cd
-from calibdash.core.uncertainty import holdout_error, normal_interval, paired_risks, root_interval, root_se, satterthwaite, t_quantile
+from calibdash.core.uncertainty import (
+    HoldoutMeans,
+    holdout_error,
+    normal_interval,
+    paired_risks,
+    root_interval,
+    root_se,
+    satterthwaite,
+    t_quantile,
+)
 
 from ..shared_data import load_npz
 
@@ -38,6 +47,35 @@ def test_holdout_error_by_loops():
     low, high = err.confidence_interval(0.8)
     assert (low, high) == pytest.approx((mean - q * math.sqrt(var_rows + var_fit), mean + q * math.sqrt(var_rows + var_fit)))
     assert err.root_interval(0.8) == pytest.approx((math.sqrt(max(low, 0)), math.sqrt(max(high, 0))))
+
+
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_holdout_means_give_the_tables_error_to_the_last_bit_in_any_order(k):
+    """HoldoutMeans keeps n + k numbers instead of the (k, n) table; whatever order the fold
+    models' values arrive in, its error is holdout_error's of the table, bit for bit."""
+    rng = np.random.default_rng(k)
+    n = 1001
+    # magnitudes spread over 12 decades, so that a sum in another order rounds differently
+    table = rng.normal(size=(k, n)) * 10.0 ** rng.uniform(-6, 6, size=(k, n))
+    want = holdout_error(table)
+    orders = {tuple(range(k)), tuple(reversed(range(k)))} | {tuple(rng.permutation(k)) for _ in range(4)}
+    for order in orders:
+        means = HoldoutMeans(k, n)
+        for j in order:
+            assert not means.complete
+            means.add(j, table[j])
+        assert means.complete
+        assert means.error() == want, order
+        assert np.array_equal(means.fold_means, table.mean(axis=1))
+    means = HoldoutMeans(k, n)
+    means.add(k - 1, table[k - 1])
+    with pytest.raises(ValueError, match="twice"):
+        means.add(k - 1, table[k - 1])
+    with pytest.raises(ValueError, match="expected 1001 values"):
+        means.add(0, table[0][:-1])
+    if k > 1:
+        with pytest.raises(ValueError, match="in order"):
+            means.error()
 
 
 def test_one_model_has_no_fitting_part_and_a_constant_has_no_error():

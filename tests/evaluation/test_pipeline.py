@@ -464,7 +464,7 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
 
     monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
     config = EvaluationConfig.resolve(notion, estimators=["kde"], grids={"kde": {"bandwidth": grid}}, others=[], random_state=2)
-    run = pipeline._NotionRun(P, y, config, test, [va for _, va in folds], True)
+    run = pipeline._NotionRun(P, y, config, test, [va for _, va in folds], True, True)
     assert len(run.normaliser_jobs()) == (8 if notion == "canonical" else 0)
     chunks = []
     real = pipeline._fold_diagonals_task
@@ -476,6 +476,30 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     pd.testing.assert_frame_equal(chunked.summary.drop(columns="seconds"), res.summary.drop(columns="seconds"),
                                   check_exact=True)
     pd.testing.assert_frame_equal(chunked.folds, res.folds, check_exact=True)
+    # without the table (the command line's memory saving) the chunks give the same numbers
+    lean = cd.evaluate(P, y, keep_diagonals=False, **kw)
+    assert lean.diagonals is None
+    pd.testing.assert_frame_equal(lean.summary.drop(columns="seconds"), res.summary.drop(columns="seconds"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(lean.folds, res.folds, check_exact=True)
+
+
+@pytest.mark.parametrize("n_jobs", [1, 2])
+def test_results_without_the_diagonals_table_are_the_same_to_the_last_bit(n_jobs):
+    """keep_diagonals=False keeps only the means the holdout error needs (HoldoutMeans), in
+    whatever order the fold models' values arrive: every number of the result is unchanged."""
+    P, y = small_data(seed=5, n=600)
+    kw = dict(notion="top-label", estimators=["bins", "kkkr", "ukkr", "kde"], others=[], random_state=3)
+    full = cd.evaluate(P, y, **kw)
+    lean = cd.evaluate(P, y, keep_diagonals=False, n_jobs=n_jobs, **kw)
+    assert lean.diagonals is None and set(full.diagonals) == {"bins", "kkkr", "ukkr", "kde"}
+    pd.testing.assert_frame_equal(lean.summary.drop(columns="seconds"), full.summary.drop(columns="seconds"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(lean.folds, full.folds, check_exact=True)
+    for name, table in full.diagonals.items():
+        err = cd.core.uncertainty.holdout_error(table)
+        row = full.summary.set_index("estimator").loc[name]
+        assert row["squared_estimate"] == err.estimate and row["squared_estimate_se"] == err.se
 
 
 def test_inputs_are_checked_once_at_the_entry_not_in_every_task(monkeypatch):
