@@ -57,6 +57,65 @@ def rbf_kernel(A, B, gamma, A_norms=None):
     return np.exp(sq, out=sq)
 
 
+# Query rows from which the features of one-dimensional inputs come from cubic Hermite
+# interpolation between nodes (:func:`interpolated_products`) instead of one kernel entry
+# per row and centre. Below, every number stays as it was to the last digit, so that older
+# result files rerun identically (`calibdash rerun` compares exactly).
+INTERPOLATED_MIN_ROWS = 100_000
+# The interpolation's error bound as a fraction of eps (see interpolation_cells).
+_INTERPOLATION_FRACTION = 1 / 16
+
+
+def interpolation_cells(gamma):
+    """The number of equal cells of [0, 1] for :func:`interpolated_products` at ``gamma``.
+
+    The smallest power of two whose width h keeps cubic Hermite interpolation's error bound,
+    h^4 / 384 times the largest fourth derivative, which for exp(-gamma (z - c)^2) is
+    12 gamma^2, under eps / 16 (eps: the relative rounding of one product). A column's error is
+    then under eps / 16 times sum_j |coef_j|, below the rounding bound of the exact product.
+    8,192 cells at gamma = 0.5.
+    """
+    h = (384 * _INTERPOLATION_FRACTION * np.finfo(np.float64).eps / (12 * gamma * gamma)) ** 0.25
+    return 1 << max(0, int(np.ceil(np.log2(1.0 / h))))
+
+
+def interpolated_products(z, centres, coef, gamma, cells=None, out=None):
+    """k(z, centres) @ coef for one-dimensional z in [0, 1], from its values and slopes at the
+    nodes j / cells by cubic Hermite interpolation: O(cells m + n r) instead of O(n m) kernel
+    entries (exponentials) for n rows, m centres and r columns of ``coef``.
+
+    Each column is a sum of Gaussians sum_j coef_j exp(-gamma (z - c_j)^2), whose slope is
+    known in closed form; the error is at most h^4 / 384 * 12 gamma^2 * sum_j |coef_j| per
+    column (h = 1 / cells), which :func:`interpolation_cells` keeps under eps / 16 times
+    sum_j |coef_j|: below what rounding already allows the exact product. ``out``: an
+    (n, r) array to write into, a few thousand rows at a time.
+    """
+    cells = interpolation_cells(gamma) if cells is None else int(cells)
+    nodes = np.linspace(0.0, 1.0, cells + 1)
+    diff = nodes[:, None] - centres[None, :]
+    K = np.exp(-gamma * diff * diff)
+    values = K @ coef
+    slopes = ((-2.0 * gamma) * diff * K) @ coef / cells  # d/dt at the nodes, t = z * cells
+    out = np.empty((len(z), coef.shape[1])) if out is None else out
+    for rows in row_chunks(len(z), 4 * coef.shape[1]):
+        t = z[rows] * cells
+        i = np.minimum(t.astype(np.int64), cells - 1)
+        f = t - i
+        g = 1.0 - f
+        out[rows] = (((1.0 + 2.0 * f) * g * g)[:, None] * values[i] + (f * g * g)[:, None] * slopes[i]
+                     + ((3.0 - 2.0 * f) * f * f)[:, None] * values[i + 1] - (f * f * g)[:, None] * slopes[i + 1])
+    return out
+
+
+def interpolates(Z, gamma):
+    """Whether the kernel products of the rows Z are interpolated (:func:`interpolated_products`):
+    one-dimensional rows in [0, 1], at least :data:`INTERPOLATED_MIN_ROWS` of them and eight
+    per node (a very narrow kernel needs many nodes, which would not pay)."""
+    n = Z.shape[0]
+    return (n >= INTERPOLATED_MIN_ROWS and Z.shape[1] == 1 and 8 * interpolation_cells(gamma) <= n
+            and 0.0 <= Z.min() and Z.max() <= 1.0)
+
+
 def row_chunks(n, width):
     """Row slices of an n x ``width`` computation holding at most _CHUNK_ENTRIES entries each,
     so that a kernel block between millions of rows and the centres is never formed whole."""
@@ -92,8 +151,17 @@ class KernelBasis:
         return self.eigenvalues.shape[0]
 
     def features(self, Z):
-        """(psi, w): coordinates in the basis and the null-space term (None if low-rank)."""
+        """(psi, w): coordinates in the basis and the null-space term (None if low-rank).
+
+        A low-rank basis's features of many one-dimensional rows (:func:`interpolates`) come
+        from cubic Hermite interpolation of the kernel products
+        (:func:`interpolated_products`, within the rounding of the exact products): one kernel
+        entry per row and centre was most of the kernel ridges' time at millions of rows. Not
+        the exact basis's: its null-space term is a difference of nearly equal products, which
+        the rounding of either route dominates (and its training sets are small)."""
         n = Z.shape[0]
+        if self.U is None and self.centres.shape[1] == 1 and interpolates(Z, self.gamma):
+            return interpolated_products(Z[:, 0], self.centres[:, 0], self.projection, self.gamma), None
         psi = np.empty((n, self.projection.shape[1]))
         KU = None if self.U is None else np.empty((n, self.U.shape[1]))
         for rows in row_chunks(n, self.centres.shape[0]):
@@ -188,7 +256,9 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     pivots, is continued from where it stopped instead of drawn again: the result is the
     factor this call computes without it, to the last digit (tests/estimators). When the
     two would not round alike (another block size, or a factor formed whole against one
-    formed in row chunks), it is ignored.
+    formed in row chunks), it is ignored. Many one-dimensional rows (:func:`interpolates`)
+    take each block's kernel columns k(Z, S) T from :func:`interpolated_products`, within the
+    rounding of the per-row kernel (docs/design.md, section 3).
 
     Returns
     -------
@@ -206,6 +276,8 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
     # (n x 64). A small one is computed as it always was, to the last digit, which the
     # Nystroem path amplifies to about 1e-9 relative: older result files rerun identically.
     whole = n * (n_components + block) <= _WHOLE_FACTOR_ENTRIES
+    # Many one-dimensional rows: k(Z, S) T by interpolation (see interpolated_products).
+    interpolate = not whole and interpolates(Z, gamma)
     F_buf = np.empty((n, n_components + block), order="C" if whole else "F")
     if start is not None and start.draws is not None and start.draws.whole == whole and start.block == block:
         rng, resid = copy.deepcopy(start.draws.rng), start.draws.resid.copy()
@@ -244,6 +316,14 @@ def randomly_pivoted_cholesky(Z, gamma, n_components, random_state, rtol=1e-7, b
         if whole:
             Fb = G @ T
             F_buf[:, cols : cols + Fb.shape[1]] = Fb
+        elif interpolate:
+            # G T = k(Z, S) T - F (F[S]^T T): the kernel part from its values at the nodes
+            # (first block: the only one a smooth one-dimensional kernel usually needs).
+            Fb = interpolated_products(Z[:, 0], Z[S, 0], T, gamma, out=F_buf[:, cols : cols + T.shape[1]])
+            if cols:
+                W = FS.T @ T
+                for rows in row_chunks(n, cols):
+                    Fb[rows] -= F[rows] @ W
         else:
             Fb = F_buf[:, cols : cols + T.shape[1]]
             for rows in row_chunks(n, len(S)):

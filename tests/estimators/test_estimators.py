@@ -612,3 +612,76 @@ def test_the_rbf_kernel_rounds_as_the_norm_identity_did(d):
         assert np.array_equal(rbf_kernel(A, B, gamma, an), earlier)
         brute = np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(axis=2))
         assert np.allclose(rbf_kernel(A, B, gamma), brute, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.5, 5.0, 200.0])
+def test_interpolated_kernel_products_are_within_the_rounding_of_the_exact_ones(gamma):
+    """k(z, C) @ coef by cubic Hermite interpolation between nodes 1 / cells apart: the cells
+    are the fewest (a power of two) that keep its error bound, h^4 / 384 * 12 gamma^2 * sum_j
+    |coef_j|, under eps / 16 * sum_j |coef_j|, and the error against an extended-precision
+    reference stays within the rounding of the products; 16 times coarser nodes do not."""
+    from calibdash.estimators.kernel_ridge import interpolated_products, interpolation_cells
+
+    rng = np.random.default_rng(3)
+    centres = rng.uniform(0, 1, 40)
+    # columns of mixed signs over eight decades, as a pivoted factor's coefficients are
+    coef = rng.normal(size=(40, 3)) * 10.0 ** rng.uniform(-3, 5, size=(40, 1))
+    z = np.concatenate([rng.uniform(0, 1, 20_000), [0.0, 1.0], np.linspace(0, 1, 257)])
+    zl, cl = z.astype(np.longdouble), centres.astype(np.longdouble)
+    exact = np.exp(-np.longdouble(gamma) * (zl[:, None] - cl[None, :]) ** 2) @ coef.astype(np.longdouble)
+    scale = np.abs(coef).sum(axis=0)
+    eps = np.finfo(np.float64).eps
+    cells = interpolation_cells(gamma)
+    bound = lambda c: (1 / c) ** 4 / 384 * 12 * gamma**2  # noqa: E731
+    assert bound(cells) <= eps / 16 < bound(cells / 2)
+    err = np.max(np.abs(interpolated_products(z, centres, coef, gamma) - exact), axis=0) / scale
+    assert (err <= 4 * eps).all(), err / eps
+    coarse = np.max(np.abs(interpolated_products(z, centres, coef, gamma, cells=cells // 16) - exact), axis=0) / scale
+    assert coarse.max() > 16 * eps, coarse / eps
+
+
+@pytest.mark.parametrize("n_train,exact_max_n", [(600, 2000), (1200, 400), (120_000, 2000)])
+def test_kernel_ridges_on_many_rows_equal_the_per_row_kernel_route(n_train, exact_max_n, monkeypatch):
+    """From INTERPOLATED_MIN_ROWS one-dimensional rows on, the Nystroem basis's features (of
+    the query rows) and the pivoted factor's columns (of the training rows) come from
+    interpolated kernel products. The features stay within the rounding of the exact
+    products; the risks agree to 1e-12 and every diagonal of both kernel ridges within what
+    moving the inputs by one ulp does to the per-row route itself (at lam = 1e-8, where the
+    ridge barely regularises, that is about 1e-8 relative; at lam = 0.1, 1e-14). The exact
+    basis keeps the per-row route: the same numbers to the last bit."""
+    from calibdash.core.notions import problems
+    from calibdash.estimators import kernel_ridge
+
+    P_tr, y_tr = random_problem(seed=8, n=n_train, d=2, concentration=3.0)
+    P_q, y_q = random_problem(seed=9, n=kernel_ridge.INTERPOLATED_MIN_ROWS, d=2, concentration=3.0)
+    lams = [1e-8, 1e-6, 1e-3, 1e-1]
+    kw = dict(notion="top-label", exact_max_n=exact_max_n)
+
+    def run(P_tr, P_q):
+        paths = {fam: cd.make_estimator(fam, **kw).fit_path(P_tr, y_tr, lams) for fam in ("ukkr", "kkkr")}
+        out = {fam: (path.risks(P_q, y_q), [e.h_diag(P_q) for e in path]) for fam, path in paths.items()}
+        basis = next(iter(paths["ukkr"])).bases_[0]
+        assert next(iter(paths["ukkr"])).low_rank_ == (exact_max_n < n_train)
+        return out, basis, basis.features(problems(P_q, "top-label")[0].Z)
+
+    fast, _, (psi_fast, w_fast) = run(P_tr, P_q)
+    monkeypatch.setattr(kernel_ridge, "INTERPOLATED_MIN_ROWS", 10**9)
+    slow, basis, (psi, w) = run(P_tr, P_q)
+    assert (w is None) == (w_fast is None) == (exact_max_n < n_train)
+    if w is not None:
+        assert np.array_equal(psi_fast, psi) and np.array_equal(w_fast, w)
+        for fam in ("ukkr", "kkkr"):
+            assert np.array_equal(fast[fam][0], slow[fam][0])
+            assert all(np.array_equal(a, b) for a, b in zip(fast[fam][1], slow[fam][1]))
+        return
+    if n_train < kernel_ridge.INTERPOLATED_MIN_ROWS:  # the same basis: the features within rounding
+        eps = np.finfo(np.float64).eps
+        assert np.all(np.abs(psi_fast - psi) <= 8 * eps * np.abs(basis.projection).sum(axis=0) + 8 * eps * np.abs(psi))
+    # the per-row route on inputs moved by one ulp: how far rounding alone moves its numbers
+    moved = [np.nextafter(P, 1.0) for P in (P_tr, P_q)]
+    ulp, _, _ = run(*[P / P.sum(axis=1, keepdims=True) for P in moved])
+    for fam in ("ukkr", "kkkr"):
+        np.testing.assert_allclose(fast[fam][0], slow[fam][0], rtol=1e-12)
+        for a, b, c in zip(fast[fam][1], slow[fam][1], ulp[fam][1]):
+            spread = np.max(np.abs(c - b)) / np.max(np.abs(b))
+            assert_rel_close(a, b, max(4 * spread, 1e-14))
