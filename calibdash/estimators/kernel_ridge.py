@@ -72,7 +72,7 @@ def interpolation_cells(gamma):
     The smallest power of two whose width h keeps cubic Hermite interpolation's error bound,
     h^4 / 384 times the largest fourth derivative, which for exp(-gamma (z - c)^2) is
     12 gamma^2, under eps / 16 (eps: the relative rounding of one product). A column's error is
-    then under eps / 16 times sum_j |coef_j|, below the rounding bound of the exact product.
+    then under eps / 16 times sum_j abs(coef_j), below the rounding bound of the exact product.
     8,192 cells at gamma = 0.5.
     """
     h = (384 * _INTERPOLATION_FRACTION * np.finfo(np.float64).eps / (12 * gamma * gamma)) ** 0.25
@@ -85,9 +85,9 @@ def interpolated_products(z, centres, coef, gamma, cells=None, out=None):
     entries (exponentials) for n rows, m centres and r columns of ``coef``.
 
     Each column is a sum of Gaussians sum_j coef_j exp(-gamma (z - c_j)^2), whose slope is
-    known in closed form; the error is at most h^4 / 384 * 12 gamma^2 * sum_j |coef_j| per
+    known in closed form; the error is at most h^4 / 384 * 12 gamma^2 * sum_j abs(coef_j) per
     column (h = 1 / cells), which :func:`interpolation_cells` keeps under eps / 16 times
-    sum_j |coef_j|: below what rounding already allows the exact product. ``out``: an
+    sum_j abs(coef_j): below what rounding already allows the exact product. ``out``: an
     (n, r) array to write into, a few thousand rows at a time.
     """
     cells = interpolation_cells(gamma) if cells is None else int(cells)
