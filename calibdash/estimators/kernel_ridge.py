@@ -92,6 +92,8 @@ def interpolated_products(z, centres, coef, gamma, cells=None, out=None):
     """
     cells = interpolation_cells(gamma) if cells is None else int(cells)
     nodes = np.linspace(0.0, 1.0, cells + 1)
+    # Direct differences, not rbf_kernel's norm identity: the slopes need them, and the node
+    # values then carry no cancellation error.
     diff = nodes[:, None] - centres[None, :]
     K = np.exp(-gamma * diff * diff)
     values = K @ coef
