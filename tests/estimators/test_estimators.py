@@ -664,6 +664,7 @@ def test_kernel_ridges_on_many_rows_equal_the_per_row_kernel_route(n_train, exac
         assert next(iter(paths["ukkr"])).low_rank_ == (exact_max_n < n_train)
         return out, basis, basis.features(problems(P_q, "top-label")[0].Z)
 
+    assert kernel_ridge.interpolates(problems(P_q, "top-label")[0].Z, 0.5)
     fast, _, (psi_fast, w_fast) = run(P_tr, P_q)
     monkeypatch.setattr(kernel_ridge, "INTERPOLATED_MIN_ROWS", 10**9)
     slow, basis, (psi, w) = run(P_tr, P_q)
@@ -674,6 +675,8 @@ def test_kernel_ridges_on_many_rows_equal_the_per_row_kernel_route(n_train, exac
             assert np.array_equal(fast[fam][0], slow[fam][0])
             assert all(np.array_equal(a, b) for a, b in zip(fast[fam][1], slow[fam][1]))
         return
+    # the interpolated route did run (the comparisons below would pass without it too)
+    assert not np.array_equal(psi_fast, psi)
     if n_train < kernel_ridge.INTERPOLATED_MIN_ROWS:  # the same basis: the features within rounding
         eps = np.finfo(np.float64).eps
         assert np.all(np.abs(psi_fast - psi) <= 8 * eps * np.abs(basis.projection).sum(axis=0) + 8 * eps * np.abs(psi))
