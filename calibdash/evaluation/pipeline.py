@@ -55,6 +55,10 @@ def _fold_task(P, y, train, val, notion, items, shared=None):
     fitted models (None for families that are cheaper to refit than to ship).
     """
     P_tr, y_tr, P_val, y_val = P[train], y[train], P[val], y[val]
+    # Read-only, so that every estimator of this task shares one top-label problem of them
+    # (calibdash.core.notions.validated_inputs) and none can change what the next one sees.
+    for a in (P_tr, y_tr, P_val, y_val):
+        a.flags.writeable = False
     cache = dict(shared or {})
     out = {}
     for name, grid in items:

@@ -52,6 +52,23 @@ def tie_groups(x):
     return np.sort(np.concatenate(starts)).astype(np.intp)
 
 
+def _sorted_by(x, order):
+    """``x[order]`` when ``order`` is a permutation of x's rows that puts it in ascending
+    order, else None."""
+    order = np.asarray(order)
+    if order.shape != x.shape or not np.issubdtype(order.dtype, np.integer):
+        return None
+    if order.size and (order.min() < 0 or order.max() >= x.shape[0]):
+        return None
+    xs = x[order]
+    if not np.all(xs[1:] >= xs[:-1]):
+        return None
+    # a sorted gather could still repeat rows: a permutation hits every row once
+    seen = np.zeros(x.shape[0], dtype=bool)
+    seen[order] = True
+    return xs if seen.all() else None
+
+
 class IsotonicMap:
     """An increasing map of one score fitted to targets by isotonic regression; scores
     outside the training range take the nearest end value.
@@ -71,8 +88,13 @@ class IsotonicMap:
         self.y_min = y_min
         self.y_max = y_max
 
-    def fit(self, x, y):
-        """Fit on scores ``x`` (n,) and targets ``y`` (n,); returns self."""
+    def fit(self, x, y, *, order=None):
+        """Fit on scores ``x`` (n,) and targets ``y`` (n,); returns self.
+
+        ``order``: optional row indices that may sort ``x`` (for instance the reverse of the
+        order of a score that ``x`` decreases with). They are used when they do sort it and
+        the targets are 0/1, where the order within tied scores changes nothing; otherwise
+        ``x`` is sorted here. The fit is the same either way."""
         x = np.asarray(x, dtype=np.float64).reshape(-1)
         y = np.asarray(y, dtype=np.float64).reshape(-1)
         if x.shape != y.shape or x.size == 0:
@@ -81,8 +103,11 @@ class IsotonicMap:
         # the tie groups' sums are exact integers whatever the order within a group, so one
         # sort of the scores serves (2.0 s against lexsort's 2.3 s at 10,000,000 rows).
         binary = bool(np.all((y == 0.0) | (y == 1.0)))
-        order = np.argsort(x, kind="stable") if binary else np.lexsort((y, x))
-        x, y = x[order], y[order]
+        xs = _sorted_by(x, order) if binary and order is not None else None
+        if xs is None:
+            order = np.argsort(x, kind="stable") if binary else np.lexsort((y, x))
+            xs = x[order]
+        x, y = xs, y[order]
         starts = tie_groups(x)
         counts = np.diff(np.append(starts, x.shape[0])).astype(np.float64)
         means = np.add.reduceat(y, starts) / counts

@@ -152,8 +152,17 @@ class IsotonicRecalibrator(_Recalibrator):
             raise ConfigError(f"y_min must be a number in [0, 1), got {y_min!r}.")
 
     def _fit(self, P, y):
-        self.maps_ = [IsotonicMap(y_min=float(self.y_min), y_max=1.0).fit(P[:, k], (y == k).astype(np.float64))
-                      for k in range(P.shape[1])]
+        if P.shape[1] != 2:
+            self.maps_ = [IsotonicMap(y_min=float(self.y_min), y_max=1.0).fit(P[:, k], (y == k).astype(np.float64))
+                          for k in range(P.shape[1])]
+            return
+        # Two columns (a one-dimensional problem's [z, 1 - z]): the second falls as the first
+        # rises, so the first's order reversed sorts it unless rounding breaks a tie, which the
+        # map checks. One sort instead of two (1.2 s each at 6,400,000 rows); the same maps.
+        order = np.argsort(P[:, 0], kind="stable")
+        self.maps_ = [IsotonicMap(y_min=float(self.y_min), y_max=1.0).fit(P[:, k], (y == k).astype(np.float64),
+                                                                         order=order if k == 0 else order[::-1])
+                      for k in range(2)]
 
     def _predict_proba(self, P):
         G = np.column_stack([m.predict(P[:, k]) for k, m in enumerate(self.maps_)])

@@ -39,3 +39,43 @@ def test_int64_labels_are_checked_without_a_copy_and_others_converted():
     for other in (y.astype(np.int32), y.astype(np.uint8), y.astype(float)):
         got = check_labels(other, 4, 3)
         assert got.dtype == np.int64 and np.array_equal(got, y) and got is not other
+
+
+def test_inside_validated_inputs_the_top_label_problem_of_a_read_only_array_is_computed_once(monkeypatch):
+    """The pipeline's tasks make their rows read-only; every estimator then shares one
+    top-label problem of them. Writeable arrays (which could change) are computed afresh,
+    the shared results cannot be written to, and the memo ends with the scope."""
+    from calibdash.core import notions
+
+    rng = np.random.default_rng(0)
+    P = rng.dirichlet(np.ones(3), 50)
+    y = rng.integers(0, 3, 50)
+    calls = []
+    real = notions._top_label
+    monkeypatch.setattr(notions, "_top_label", lambda P: calls.append(P) or real(P))
+    expected = [notions.training_problems(P, y, "top-label"), notions.problems(P, "top-label"),
+                notions.residuals(P, y, "top-label")]
+    assert len(calls) == 3
+    R, yr = P.copy(), y.copy()
+    R.flags.writeable = yr.flags.writeable = False
+    with notions.validated_inputs():
+        first = notions.training_problems(R, yr, "top-label")
+        again = [notions.training_problems(R, yr, "top-label"), notions.problems(R, "top-label"),
+                 notions.residuals(R, yr, "top-label"), notions.top_label(R)]
+        assert len(calls) == 4  # one for R, however often it is asked for
+        assert again[0] is first and again[1][0] is first[0][0]
+        notions.top_label(P)
+        notions.top_label(P)
+        assert len(calls) == 6  # writeable: every time
+        other = R[::-1].copy()
+        other.flags.writeable = False
+        assert not np.array_equal(notions.top_label(other)[0], first[0][0].Z[:, 0])
+        with pytest.raises(ValueError, match="read-only"):
+            first[0][1][0] = 0.0
+    (p, U, T), = first
+    (q, V, S), = expected[0]
+    for a, b in ((p.Z, q.Z), (p.S, q.S), (U, V), (T, S), (again[2], expected[2])):
+        assert np.array_equal(a, b)
+    with notions.validated_inputs():
+        notions.top_label(R)
+    assert len(calls) == 8  # a new scope, a new memo

@@ -122,6 +122,70 @@ def test_isotonic_recalibrator_matches_one_vs_rest_scikit_learn():
     assert np.array_equal(G, cols / cols.sum(axis=1, keepdims=True))
 
 
+@pytest.mark.parametrize("kind", ["plain", "rounded", "near-one", "chains"])
+def test_a_given_order_that_sorts_the_scores_is_used_and_changes_nothing(kind, monkeypatch):
+    """``order=``: the reverse of the order of a score that x falls with (ties then come in
+    reverse row order, which 0/1 targets do not feel) gives the map of a fresh sort, bit for
+    bit, and spares the sort."""
+    rng = np.random.default_rng(4)
+    x = scores(rng, 3000, kind)
+    t = (rng.uniform(0, 1, x.size) < x).astype(np.float64)
+    fresh = IsotonicMap(y_min=0.01, y_max=1.0).fit(x, t)
+    order = np.argsort(-x, kind="stable")[::-1]
+    assert not np.array_equal(order, np.argsort(x, kind="stable")) or kind == "plain"
+
+    def no_sort(*args, **kwargs):
+        raise AssertionError("sorted again")
+
+    monkeypatch.setattr(np, "argsort", no_sort)
+    hinted = IsotonicMap(y_min=0.01, y_max=1.0).fit(x, t, order=order)
+    monkeypatch.undo()
+    for name in ("x_thresholds_", "y_thresholds_", "x_min_", "x_max_"):
+        assert np.array_equal(getattr(hinted, name), getattr(fresh, name)), name
+
+
+def test_an_order_that_does_not_sort_the_scores_is_not_used():
+    rng = np.random.default_rng(5)
+    x = rng.uniform(0, 1, 500)
+    t = (rng.uniform(0, 1, x.size) < x).astype(np.float64)
+    fresh = IsotonicMap().fit(x, t)
+    good = np.argsort(x, kind="stable")
+    swapped = good.copy()
+    swapped[[10, 400]] = swapped[[400, 10]]
+    repeated = np.sort(np.concatenate([good[:-1], good[:1]]))  # a row twice, one missing
+    repeated = repeated[np.argsort(x[repeated], kind="stable")]
+    assert np.all(np.diff(x[repeated]) >= 0)
+    for order in (swapped, repeated, good[:-1], good.astype(np.float64), good + 1, good - 1, np.arange(x.size)):
+        hinted = IsotonicMap().fit(x, t, order=order)
+        assert np.array_equal(hinted.x_thresholds_, fresh.x_thresholds_)
+        assert np.array_equal(hinted.y_thresholds_, fresh.y_thresholds_)
+    # targets that are not 0/1 are ordered by target within ties: a given order is ignored
+    y = rng.uniform(0, 1, x.size)
+    assert np.array_equal(IsotonicMap().fit(x, y, order=good).y_thresholds_, IsotonicMap().fit(x, y).y_thresholds_)
+
+
+@pytest.mark.parametrize("complement", ["exact", "rounded"])
+def test_the_two_column_recalibrator_sorts_once_and_equals_scikit_learn(complement, monkeypatch):
+    """[z, 1 - z]: the second column's map reuses the first column's order reversed; with a
+    complement whose rounding breaks that order (a sum of other probabilities) it sorts anew.
+    Either way the maps are scikit-learn's to the last digit."""
+    rng = np.random.default_rng(6)
+    z = np.concatenate([0.5 + 0.5 * rng.beta(5, 2, 3000), np.full(200, 0.75), 1.0 - rng.integers(0, 5, 100) * 2.0**-53])
+    rest = 1.0 - z if complement == "exact" else (1.0 - z) * (1.0 + rng.uniform(-4e-16, 4e-16, z.size))
+    S = np.column_stack([z, rest])
+    y = (rng.uniform(0, 1, z.size) >= z ** 1.3).astype(np.int64)
+    calls = []
+    argsort = np.argsort
+    monkeypatch.setattr(np, "argsort", lambda *a, **k: calls.append(1) or argsort(*a, **k))
+    fitted = IsotonicRecalibrator().fit(S, y)
+    monkeypatch.undo()
+    assert len(calls) == (1 if complement == "exact" else 2)
+    for k, m in enumerate(fitted.maps_):
+        ref = IsotonicRegression(y_min=0.0, y_max=1.0, out_of_bounds="clip").fit(S[:, k], (y == k) * 1.0)
+        assert np.array_equal(m.x_thresholds_, ref.X_thresholds_)
+        assert np.array_equal(m.y_thresholds_, ref.y_thresholds_)
+
+
 @pytest.mark.parametrize("name", ["temperature", "isotonic", "logistic", "boosting"])
 def test_clone_is_scikit_learns_for_the_recalibrators(name):
     params = {"temperature": {"temperature": 2.0}, "isotonic": {"y_min": 0.1}, "logistic": {"C": 3.0},
