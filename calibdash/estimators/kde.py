@@ -18,6 +18,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from calibdash.core.notions import problems
+from calibdash.core.rows import take_rows
 from calibdash.core.simplex import log_clipped
 from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError
@@ -384,7 +385,7 @@ class KDEEstimator(CalibrationEstimator):
         pieces = []
         for idx in parts:
             e = cls(notion=notion, bandwidth=bandwidth)
-            e.fit(P[idx], y[idx])
+            e.fit(take_rows(P, idx), take_rows(y, idx))
             if log_beta is not None and notion == "canonical":
                 e.train_[0].set_log_beta(float(bandwidth), log_beta[idx])
             pieces.append(e)
@@ -447,4 +448,6 @@ class KDEEstimator(CalibrationEstimator):
         for problem, centres in zip(problems(P, estimators[0].notion), estimators[0].train_):
             gs = kernel_regression(problem.S, centres, bandwidths)
             per_problem.append([np.subtract(problem.Z, g, out=g) for g in gs])
+        if len(per_problem) == 1:  # top-label: the one problem's residuals, not a copy of them
+            return [(v, None) for v in per_problem[0]]
         return [(np.hstack([vs[i] for vs in per_problem]), None) for i in range(len(estimators))]

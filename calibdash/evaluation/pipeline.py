@@ -24,6 +24,7 @@ from joblib import Parallel, delayed
 
 from calibdash.core.notions import validate, validated_inputs
 from calibdash.core.risk import zero_risk
+from calibdash.core.rows import take_rows
 from calibdash.core.threads import one_blas_thread
 from calibdash.core.uncertainty import REFERENCE, HoldoutMeans, paired_risks, root_se
 from calibdash.errors import ConfigError, InputError
@@ -54,7 +55,7 @@ def _fold_task(P, y, train, val, notion, items, shared=None):
     Returns, per estimator, the risks of each combination of fixed parameters and the
     fitted models (None for families that are cheaper to refit than to ship).
     """
-    P_tr, y_tr, P_val, y_val = P[train], y[train], P[val], y[val]
+    P_tr, y_tr, P_val, y_val = (take_rows(a, rows) for a, rows in ((P, train), (y, train), (P, val), (y, val)))
     # Read-only, so that every estimator of this task shares one top-label problem of them
     # (calibdash.core.notions.validated_inputs) and none can change what the next one sees.
     for a in (P_tr, y_tr, P_val, y_val):
@@ -86,8 +87,8 @@ def _holdout_task(P, y, k, test, notion, name, params, model, *parts):
     refit = model is None
     if refit:
         train = fold_train_rows(parts, k)
-        model = make_estimator(REGISTRY[name].family, notion=notion, **params).fit(P[train], y[train])
-    diag = model.h_diag(P[test])
+        model = make_estimator(REGISTRY[name].family, notion=notion, **params).fit(take_rows(P, train), take_rows(y, train))
+    diag = model.h_diag(take_rows(P, test))
     return diag, None if refit else model, time.perf_counter() - t0
 
 
@@ -112,7 +113,8 @@ class RefitOnUse:
         if self._fitted is None:
             P, y, parts, k = self._data
             train = fold_train_rows(parts, k)
-            self._fitted = make_estimator(self.family, notion=self.notion, **self.params).fit(P[train], y[train])
+            self._fitted = make_estimator(self.family, notion=self.notion, **self.params).fit(take_rows(P, train),
+                                                                                             take_rows(y, train))
         return self._fitted
 
     def __getattr__(self, name):
@@ -606,7 +608,7 @@ def evaluate_notions(
             return delayed(_run_task)((i, kind, k), P, y, runs[i].notion, items, k, bandwidths, normalisers, *parts)
         if kind == "reference":
             val = parts[task[1]]
-            return delayed(_run_reference)((i, kind, task[1]), P[val], y[val], runs[i].notion)
+            return delayed(_run_reference)((i, kind, task[1]), take_rows(P, val), take_rows(y, val), runs[i].notion)
         if kind == "holdout":
             _, key, fn, args = task
             return delayed(_run_holdout)((i, kind, key), fn, *args)
@@ -790,7 +792,7 @@ def _run_reference(key, P_val, y_val, notion):
 
 def _run_normalisers(key, P, rows, bandwidths):
     t0 = time.perf_counter()
-    values = log_beta_table(P[rows], bandwidths)
+    values = log_beta_table(take_rows(P, rows), bandwidths)
     return key, (values, time.perf_counter() - t0)
 
 
@@ -798,7 +800,7 @@ def _fold_diagonals_task(P, y, rows, notion, family, params, log_beta, *parts):
     """The holdout diagonals of all k fold models on ``rows`` (see ``fold_diagonals``); the
     folds' validation parts come last, each an argument of its own (see evaluate_notions)."""
     t0 = time.perf_counter()
-    diags = FAMILIES[family].fold_diagonals(P[rows], P, y, list(parts), notion, log_beta=log_beta, **params)
+    diags = FAMILIES[family].fold_diagonals(take_rows(P, rows), P, y, list(parts), notion, log_beta=log_beta, **params)
     return diags, time.perf_counter() - t0
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibdash.core.notions import NOTIONS, check_notion
+from calibdash.core.rows import take_rows
 from calibdash.core.uncertainty import holdout_error, normal_interval, root_interval, root_se
 from calibdash.errors import ConfigError
 
@@ -76,7 +77,7 @@ def _ece(name):
         from calibdash.metrics.ece import ece_bootstrap
 
         used = _ece_notion(notion)
-        value, se = ece_bootstrap(name, P[test], y[test], notion=used, n_resamples=200, random_state=random_state)
+        value, se = ece_bootstrap(name, take_rows(P, test), take_rows(y, test), notion=used, n_resamples=200, random_state=random_state)
         return {"estimate": value, "estimate_se": se, "details": f"{used}, holdout set, 200 bootstrap resamples"}
 
     return compute
@@ -91,7 +92,7 @@ def _skce(estimator):
         if used == "unbiased" and len(test) ** 2 * P.shape[1] > _SKCE_QUADRATIC_MAX_WORK:
             used = "block"
         # The test computes the estimate on its way (from the kernel matrix it builds anyway).
-        test_ = calibration_test(P[test], y[test], estimator=used, random_state=random_state)
+        test_ = calibration_test(take_rows(P, test), take_rows(y, test), estimator=used, random_state=random_state)
         est = test_.estimate
         note = "" if used == estimator else (f" (the block estimator: the quadratic one would cost n^2 d = "
                                               f"{len(test) ** 2 * P.shape[1]:.1e} operations)")
@@ -129,7 +130,8 @@ def _variational(loss, recalibrator):
         from calibdash.metrics.recalibrators import as_recalibrator
         from calibdash.metrics.variational import holdout_loss_gap
 
-        gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(P[train], y[train]), P[test], y[test], loss=loss)
+        gaps = [holdout_loss_gap(as_recalibrator(recalibrator).fit(take_rows(P, train), take_rows(y, train)),
+                                 take_rows(P, test), take_rows(y, test), loss=loss)
                 for train, _ in folds]
         out = _holdout_rows(gaps, squared=loss == "brier")
         out["details"] = f"canonical, {recalibrator} map fitted on each fold's training rows, holdout set"
@@ -145,7 +147,7 @@ def _variational_top_label(p, recalibrator="isotonic"):
 
         c, S, t = top_label_inputs(P, y)
         parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
-                                .fit(S[train], t[train]).predict(S[test]), p) for train, _ in folds]
+                                .fit(take_rows(S, train), take_rows(t, train)).predict(take_rows(S, test)), p) for train, _ in folds]
         out = _holdout_rows([q[0] for q in parts], squared=p == 2)
         over = float(np.mean([q[1] for q in parts]))
         under = float(np.mean([q[2] for q in parts]))

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from calibdash.core.notions import training_problems, validate
+from calibdash.core.rows import take_rows
 from calibdash.core.simplex import check_probabilities, log_clipped
 from calibdash.deprecation import renamed_attribute
 from calibdash.errors import ConfigError, InputError
@@ -233,8 +234,8 @@ def variational_error(P, y, *, recalibrator="temperature", loss="brier", n_folds
     folds = cross_fitting_folds(P.shape[0], n_folds, random_state)
     gaps = np.empty(P.shape[0])
     for train, test in folds:
-        g = clone(base).fit(P[train], y[train])
-        gaps[test] = holdout_loss_gap(g, P[test], y[test], loss=loss)
+        g = clone(base).fit(take_rows(P, train), take_rows(y, train))
+        gaps[test] = holdout_loss_gap(g, take_rows(P, test), take_rows(y, test), loss=loss)
     value, se, per_fold = _fold_summary(gaps, folds)
     return VariationalEstimate(value, se, per_fold, loss, _name(recalibrator), int(P.shape[0]))
 
@@ -285,7 +286,7 @@ def variational_top_label(P, y, *, p=1, recalibrator="isotonic", n_folds=5, rand
     c, S, t = top_label_inputs(P, y)
     g = np.empty(P.shape[0])
     for train, test in folds:
-        g[test] = OneDimensionalRecalibrator(base).fit(S[train], t[train]).predict(S[test])
+        g[test] = OneDimensionalRecalibrator(base).fit(take_rows(S, train), take_rows(t, train)).predict(take_rows(S, test))
     total, over, under = top_label_gaps(c, t, g, p)
     value, se, per_fold = _fold_summary(total, folds)
     over_value, over_se, _ = _fold_summary(over, folds)
