@@ -385,9 +385,10 @@ def _backend(address):
 def _n_jobs(args):
     if args.jobs == 0:
         raise CLIError("--jobs must not be 0; give a positive number, or -1 for every core.")
-    if args.jobs is not None:
-        return args.jobs
-    return -1 if args.dask_scheduler else 1
+    # Every core by default: the numbers do not depend on it, and a one-dimensional run of
+    # millions of rows takes 40% less time on two cores (BENCHMARKS.md, "Ten million rows").
+    # One process keeps the least memory (--jobs 1).
+    return -1 if args.jobs is None else args.jobs
 
 
 # ----------------------------------------------------------------------------- commands
@@ -893,8 +894,8 @@ def build_parser():
     ev.add_argument("--seed", type=int, dest="random_state", action=_RetiredFlag, new="--random-state",
                     help=argparse.SUPPRESS)
     ev.add_argument("--jobs", type=int, default=None, metavar="N",
-                    help="parallel tasks (-1: every core); the numbers do not depend on it (default 1, or -1 with "
-                         "--dask-scheduler)")
+                    help="parallel tasks (default -1: every core; 1 runs in this process alone, with the least "
+                         "memory); the numbers do not depend on it")
     ev.add_argument("--dask-scheduler", metavar="ADDRESS",
                     help="run the tasks on a Dask cluster, e.g. tcp://scheduler:8786 (needs the 'distributed' package); "
                          "the numbers are the same as without it")
@@ -926,7 +927,8 @@ def build_parser():
     rr.add_argument("--kind", choices=KINDS, default=None,
                     help="with --predictions: what the numbers are (default: as recorded, else auto)")
     rr.add_argument("--out", metavar="DIR", help="also write the rerun's summary.csv, curves.csv, result.json and report.html here")
-    rr.add_argument("--jobs", type=int, default=None, metavar="N", help="parallel tasks (-1: every core; default 1)")
+    rr.add_argument("--jobs", type=int, default=None, metavar="N",
+                    help="parallel tasks (default -1: every core; 1 runs in this process alone)")
     rr.add_argument("--dask-scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (as for evaluate)")
     rr.add_argument("--quiet", action="store_true", help="no progress bar and no per-notion lines")
     rr.set_defaults(func=cmd_rerun)

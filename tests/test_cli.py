@@ -613,3 +613,30 @@ def test_retired_flags_still_work_with_a_note(command, old, new, dest, value, ca
     assert f"{old[0]} is deprecated" in err and f"use {new[0]}" in err
     sub = next(a for a in parser._actions if a.dest == "cmd").choices[command]
     assert old[0] not in sub.format_help() and new[0] in sub.format_help()
+
+
+def test_evaluate_and_rerun_use_every_core_unless_told(tmp_path, monkeypatch):
+    """The default --jobs is -1 (every core: the numbers do not depend on it); a given
+    number is passed on as it is, with or without a Dask scheduler."""
+    import calibdash.cli as cli
+
+    a = small_npz(tmp_path / "a.npz", 0, n=300)
+    seen = []
+    real_evaluate, real_rerun = cli.evaluate_notions, cli.rerun_model
+
+    def evaluate(*args, n_jobs, **kwargs):
+        seen.append(("evaluate", n_jobs))
+        return real_evaluate(*args, n_jobs=1, **kwargs)
+
+    def rerun(*args, n_jobs, **kwargs):
+        seen.append(("rerun", n_jobs))
+        return real_rerun(*args, n_jobs=1, **kwargs)
+
+    monkeypatch.setattr(cli, "evaluate_notions", evaluate)
+    monkeypatch.setattr(cli, "rerun_model", rerun)
+    out = tmp_path / "out"
+    assert _status(["evaluate", a, *SMALL_ARGS, "--quiet", "--out", out]) == 0
+    assert _status(["evaluate", a, *SMALL_ARGS, "--quiet", "--jobs", "1", "--out", tmp_path / "one"]) == 0
+    assert _status(["rerun", out / "result.json", "--use-recorded-paths", "--quiet"]) == 0
+    assert _status(["rerun", out / "result.json", "--use-recorded-paths", "--quiet", "--jobs", "3"]) == 0
+    assert seen == [("evaluate", -1), ("evaluate", 1), ("rerun", -1), ("rerun", 3)]
