@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from calibdash.core.rows import take_rows
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import reliability as rl
 
@@ -83,10 +84,10 @@ def top_label_view(predictions, result=None, *, n_bins=15, strategy="uniform", n
     P, y = predictions.probs, predictions.labels
     recalibration, note = None, ""
     if result is not None:
-        rows = result.holdout_rows
-        name, G = rl.selected_recalibration(result, P[rows])
+        held = take_rows(P, result.holdout_rows)
+        name, G = rl.selected_recalibration(result, held)
         if G is not None:
-            recalibration = (P[rows].max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
+            recalibration = (held.max(axis=1), G[:, 0], f"recalibrated by {name} (holdout rows)")
         else:
             note = _NO_MODELS
     table = rl.reliability_table(*rl.top_label(P, y), n_bins=n_bins, strategy=strategy, n_resamples=n_resamples)

@@ -429,13 +429,21 @@ def bootstrap_count_blocks(n, n_resamples, random_state=0, max_entries=None):
         yield bootstrap_counts(n, min(block, n_resamples - s), rng)
 
 
-def _binned_boot(z, t, m, strategy, convex, W):
+def _uniform_allocation(z, t, m, convex):
+    """What every resample of an equal-width binned ECE shares: each row's bins, its gap
+    z - t times its weight in them, and the number of bins."""
+    edges = binning.bin_edges(z, m, "uniform")
+    bins, a = _allocation(z, edges, convex)
+    return bins, (z - t)[:, None] * a, len(edges) - 1
+
+
+def _binned_boot(z, t, m, strategy, convex, W, allocation=None):
+    """The binned ECE of every resample (rows of counts ``W``); ``allocation``: the problem's
+    :func:`_uniform_allocation`, when known (one pass of bin searches instead of one per
+    block of resamples: 3 s of a 2,000,000-row bootstrap)."""
     if strategy == "uniform":
         # fixed edges: the allocation is computed once and every resample is one bincount
-        edges = binning.bin_edges(z, m, "uniform")
-        bins, a = _allocation(z, edges, convex)
-        nb = len(edges) - 1
-        gap = (z - t)[:, None] * a
+        bins, gap, nb = allocation or _uniform_allocation(z, t, m, convex)
         out = np.empty(W.shape[0])
         block = max(1, BOOT_BLOCK // (2 * len(z)))  # resamples per bincount, to bound the memory
         for s in range(0, W.shape[0], block):
@@ -527,11 +535,16 @@ def ece_bootstrap(name, P, y, *, notion="top-label", n_resamples=200, random_sta
     n = problems[0][0].shape[0]
     m = None if spec["kind"] == "kde" else resolve_n_bins(spec["n_bins"], n)
     est = []
+    # One problem's allocation kept for all blocks (top-label); the classwise problems' would
+    # take as much memory again as their inputs, so theirs are found per block as before.
+    keep = m is not None and spec["strategy"] == "uniform" and len(problems) == 1
+    allocations = [_uniform_allocation(z, t, m, spec["convex"]) if keep else None for z, t, _ in problems]
     for W in bootstrap_count_blocks(n, n_resamples, random_state):
         if m is None:
             boots = [_kde_boot(z, t, low, spec["bandwidth"], W) for z, t, low in problems]
         else:
-            boots = [_binned_boot(z, t, m, spec["strategy"], spec["convex"], W) for z, t, _ in problems]
+            boots = [_binned_boot(z, t, m, spec["strategy"], spec["convex"], W, a)
+                     for (z, t, _), a in zip(problems, allocations)]
         est.append(np.mean(boots, axis=0))
     est = np.concatenate(est)
     return value, float(np.nanstd(est, ddof=1))

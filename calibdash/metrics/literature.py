@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from calibdash.core.notions import NOTIONS, check_notion
-from calibdash.core.rows import take_rows
+from calibdash.core.rows import SortedParts, take_rows
 from calibdash.core.uncertainty import holdout_error, normal_interval, root_interval, root_se
 from calibdash.errors import ConfigError
 
@@ -140,14 +140,28 @@ def _variational(loss, recalibrator):
     return compute
 
 
+def _complements(folds):
+    """Whether each fold's training rows are the other folds' validation rows, in order (as
+    :func:`calibdash.evaluation.config.fold_train_rows` forms them)."""
+    return all(np.array_equal(train, np.concatenate([val for j, (_, val) in enumerate(folds) if j != k]))
+               for k, (train, _) in enumerate(folds))
+
+
 def _variational_top_label(p, recalibrator="isotonic"):
     def compute(P, y, test, folds, notion, random_state):
         from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, as_recalibrator
         from calibdash.metrics.variational import top_label_gaps, top_label_inputs
 
         c, S, t = top_label_inputs(P, y)
-        parts = [top_label_gaps(c[test], t[test], OneDimensionalRecalibrator(as_recalibrator(recalibrator))
-                                .fit(take_rows(S, train), take_rows(t, train)).predict(take_rows(S, test)), p) for train, _ in folds]
+        # An isotonic map sorts its training confidences: the folds' training rows are the
+        # other folds' validation parts, so each part is sorted once and merged per fold.
+        sorted_parts = SortedParts(c, [val for _, val in folds]) if recalibrator == "isotonic" and _complements(folds) else None
+        parts = []
+        for k, (train, _) in enumerate(folds):
+            order = None if sorted_parts is None else sorted_parts.order_of(j for j in range(len(folds)) if j != k)
+            g = (OneDimensionalRecalibrator(as_recalibrator(recalibrator))
+                 .fit(take_rows(S, train), take_rows(t, train), order=order).predict(take_rows(S, test)))
+            parts.append(top_label_gaps(c[test], t[test], g, p))
         out = _holdout_rows([q[0] for q in parts], squared=p == 2)
         over = float(np.mean([q[1] for q in parts]))
         under = float(np.mean([q[2] for q in parts]))

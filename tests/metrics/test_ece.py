@@ -218,7 +218,9 @@ def test_mass_bootstrap_with_ties_equals_explicit_resamples(convex):
 
 
 # Blocks of resamples (8 at a time here, 25 in all) draw the same counts as one matrix.
-@pytest.mark.parametrize("name, notion", [("ece-convex", "classwise"), ("ece-kde", "top-label"), ("ece-mass-sqrt", "top-label")])
+# (Top-label equal-width bins keep one allocation for every block.)
+@pytest.mark.parametrize("name, notion", [("ece-convex", "classwise"), ("ece-kde", "top-label"), ("ece-mass-sqrt", "top-label"),
+                                          ("ece-15-bins", "top-label"), ("ece-convex", "top-label")])
 def test_bootstrap_blocks_do_not_change_the_result(monkeypatch, name, notion):
     import calibdash.metrics.ece as ece_module  # the module: the package does not re-export the function ece
 

@@ -186,6 +186,32 @@ def test_the_two_column_recalibrator_sorts_once_and_equals_scikit_learn(compleme
         assert np.array_equal(m.y_thresholds_, ref.y_thresholds_)
 
 
+def test_the_one_dimensional_recalibrator_takes_a_known_order_of_the_confidence(monkeypatch):
+    """order= reaches the isotonic maps, which then sort nothing, and the maps are the same;
+    a map that sorts nothing ignores it."""
+    from calibdash.metrics.recalibrators import OneDimensionalRecalibrator, TemperatureRecalibrator
+
+    rng = np.random.default_rng(7)
+    z = np.round(0.5 + 0.5 * rng.beta(5, 2, 2000), 3)
+    S = np.column_stack([z, 1.0 - z])
+    t = (rng.uniform(0, 1, z.size) < z).astype(np.float64)
+    fresh = OneDimensionalRecalibrator(IsotonicRecalibrator()).fit(S, t)
+    order = np.argsort(z, kind="stable")
+
+    def no_sort(*args, **kwargs):
+        raise AssertionError("sorted again")
+
+    monkeypatch.setattr(np, "argsort", no_sort)
+    hinted = OneDimensionalRecalibrator(IsotonicRecalibrator()).fit(S, t, order=order)
+    monkeypatch.undo()
+    query = np.column_stack([np.linspace(0.4, 1, 300), 1 - np.linspace(0.4, 1, 300)])
+    assert np.array_equal(hinted.predict(query), fresh.predict(query))
+    for a, b in zip(hinted.recalibrator_.maps_, fresh.recalibrator_.maps_):
+        assert np.array_equal(a.x_thresholds_, b.x_thresholds_) and np.array_equal(a.y_thresholds_, b.y_thresholds_)
+    temp = OneDimensionalRecalibrator(TemperatureRecalibrator()).fit(S, t, order=order)
+    assert np.array_equal(temp.predict(query), OneDimensionalRecalibrator(TemperatureRecalibrator()).fit(S, t).predict(query))
+
+
 @pytest.mark.parametrize("name", ["temperature", "isotonic", "logistic", "boosting"])
 def test_clone_is_scikit_learns_for_the_recalibrators(name):
     params = {"temperature": {"temperature": 2.0}, "isotonic": {"y_min": 0.1}, "logistic": {"C": 3.0},

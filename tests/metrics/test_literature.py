@@ -132,3 +132,30 @@ def test_skce_switches_to_the_block_estimator_on_large_holdout_sets(monkeypatch)
     test, _ = make_split(len(y), 0.2, 5, 0)
     est = cd.skce(P[test], y[test], estimator="block")
     assert row["estimate"] == est.estimate and row["details"].startswith("block,") and "n^2 d" in row["details"]
+
+
+@pytest.mark.parametrize("name", ["variational-top-l2", "variational-top-l1"])
+def test_the_variational_top_label_sorts_each_part_once_with_the_same_numbers(name, monkeypatch):
+    """The pipeline's folds train on the other folds' parts: their sorted confidences are
+    merged (calibdash.core.rows.SortedParts), one merge per fold. Folds of any other shape
+    sort as before, and both give the row of the plain per-fold fits."""
+    from calibdash.core import rows
+    from calibdash.evaluation.config import fold_train_rows, split_parts
+    from calibdash.metrics.literature import run_other
+
+    rng = np.random.default_rng(3)
+    c = np.round(0.5 + 0.5 * rng.beta(5, 2, 3000), 3)  # ties, as rounded confidences have
+    P = np.column_stack([c, 1 - c])
+    y = (rng.uniform(0, 1, c.size) >= c ** 1.3).astype(np.int64)
+    test, parts = split_parts(len(y), 0.2, 5, 0)
+    folds = [(fold_train_rows(parts, k), parts[k]) for k in range(5)]
+    merges = []
+    real = rows.SortedParts.order_of
+    monkeypatch.setattr(rows.SortedParts, "order_of", lambda self, keep: merges.append(1) or real(self, keep))
+    merged = run_other(name, P, y, test, folds, "top-label", 0)
+    assert len(merges) == 5
+    shuffled = [(rng.permutation(train), val) for train, val in folds]  # the same rows, another order
+    plain = run_other(name, P, y, test, shuffled, "top-label", 0)
+    assert len(merges) == 5
+    for key in ("estimate", "estimate_se", "ci_low", "ci_high", "details"):
+        assert merged[key] == plain[key], key
