@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from calibdash.core.elementwise import at_least
 from calibdash.errors import InputError
 
 # float32 exports sum to 1 only within a few 1e-7 per entry; 1e-4 accepts them
@@ -44,7 +45,7 @@ def softmax(logits, axis=-1):
 
 def log_clipped(p):
     """Natural log with probabilities clipped at the smallest positive float64."""
-    return np.log(np.maximum(p, LOG_FLOOR))
+    return np.log(at_least(p, LOG_FLOOR))
 
 
 def check_probabilities(P, name="P"):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import gammaln
 
+from calibdash.core.elementwise import at_least
 from calibdash.core.notions import problems
 from calibdash.core.rows import take_rows
 from calibdash.core.simplex import log_clipped
@@ -177,7 +178,7 @@ def _kernel_sums(S, b, lb, centres, W, kept):
         return num, den, top
     W -= top
     if n_kept < W.size:
-        np.maximum(W, _LOG_WEIGHT_FLOOR, out=W)
+        at_least(W, _LOG_WEIGHT_FLOOR, out=W)
     np.exp(W, out=W)
     num, den = centres.weighted_targets(W)
     return num, den, top

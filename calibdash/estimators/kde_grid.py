@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import expit, gammaln
 
+from calibdash.core.elementwise import at_least
 from calibdash.core.simplex import log_clipped
 
 # Width in log-odds of the cells' second partition, which no bandwidth coarsens: a row whose
@@ -224,7 +225,7 @@ def _regress_nodes(node_zeta, cells, b):
         W = _log_weights(xs, cell_S[lo:hi, 0], lb[lo:hi])
         top = W.max(axis=1, keepdims=True)
         W -= top
-        np.maximum(W, -_LOG_WEIGHT_WINDOW, out=W)
+        at_least(W, -_LOG_WEIGHT_WINDOW, out=W)
         den = np.exp(W, out=W).sum(axis=1)
         for k in range(target_sum.shape[1]):
             W = _log_weights(xs, target_c[k][lo:hi], target_lb[k][lo:hi])

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from calibdash.core.elementwise import at_least
 from calibdash.core.notions import problems
 from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError
@@ -52,7 +53,7 @@ def rbf_kernel(A, B, gamma, A_norms=None):
     cross *= 2.0
     sq = np.add.outer(A_norms, np.einsum("ij,ij->i", B, B))
     sq -= cross
-    np.maximum(sq, 0.0, out=sq)
+    at_least(sq, 0.0, out=sq)
     sq *= -gamma
     return np.exp(sq, out=sq)
 
