@@ -212,3 +212,39 @@ def test_estimator_risks_and_fold_diagonals_match_the_exact_route(notion, monkey
     np.testing.assert_allclose(approx[2], exact[2], rtol=1e-3)
     np.testing.assert_allclose(approx[3], exact[3], rtol=1e-3, atol=1e-6)
     assert not np.array_equal(approx[0], exact[0])
+
+
+def test_fold_diagonals_in_blocks_equal_one_call_per_block(monkeypatch):
+    """blocks regresses each block of query rows on its own, on parts fitted once: the same
+    numbers, to the last bit, as one call per block (the pipeline's chunks), which the grid
+    route need not give for all rows at once; the parts are fitted once, not once per block."""
+    rng = np.random.default_rng(8)
+    c = 0.5 + 0.5 * rng.beta(5, 2, 6_000)
+    P = np.column_stack([c, 1 - c])
+    y = (rng.random(c.size) >= c**1.3).astype(np.int64)  # label 0 is the top label when right
+    parts = [np.arange(i, 4_000, 4) + 2_000 for i in range(4)]
+    query = P[:2_000]
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    sizes = [700, 700, 600]
+    fits = []
+    real_fit = KDEEstimator.fit
+    monkeypatch.setattr(KDEEstimator, "fit", lambda self, *a: fits.append(1) or real_fit(self, *a))
+    blocked = KDEEstimator.fold_diagonals(query, P, y, parts, "top-label", 0.003, blocks=sizes)
+    assert len(fits) == len(parts)
+    edges = np.cumsum([0] + sizes)
+    one_by_one = np.concatenate([KDEEstimator.fold_diagonals(query[a:b], P, y, parts, "top-label", 0.003)
+                                 for a, b in zip(edges[:-1], edges[1:])], axis=1)
+    np.testing.assert_array_equal(blocked, one_by_one)
+    whole = KDEEstimator.fold_diagonals(query, P, y, parts, "top-label", 0.003)
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12, atol=1e-15)
+    with pytest.raises(ValueError, match="do not split the 2000 query rows"):
+        KDEEstimator.fold_diagonals(query, P, y, parts, "top-label", 0.003, blocks=[700, 700])
+
+
+def test_fold_diagonals_are_linear_only_on_the_grid_route(monkeypatch):
+    assert not KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "canonical")
+    assert KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "top-label")
+    assert KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "classwise")
+    assert not KDEEstimator.fold_diagonals_linear(2_000, 8_000, "top-label")
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    assert KDEEstimator.fold_diagonals_linear(2_000, 8_000, "top-label")

@@ -484,6 +484,39 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     pd.testing.assert_frame_equal(lean.folds, res.folds, check_exact=True)
 
 
+def test_linear_holdout_chunks_share_one_task_and_keep_every_number(monkeypatch):
+    """Under the grid route (linear in the rows) the kernel density estimator's holdout chunks
+    go to one task that fits the parts once (``blocks``), and every number is what one task per
+    chunk gives; otherwise each chunk is a task of its own. (In one process: the patches do not
+    reach joblib's workers. tests/estimators/test_kde_grid.py shows that blocks keep the last
+    digits that regressing all rows at once can change.)"""
+    from calibdash.estimators import kde_grid
+    from calibdash.estimators.kde import KDEEstimator
+    from calibdash.evaluation import pipeline
+
+    rng = np.random.default_rng(8)
+    c = 0.5 + 0.5 * rng.beta(5, 2, 3_000)
+    P = np.column_stack([c, 1 - c])
+    y = (rng.random(c.size) >= c**1.3).astype(np.int64)
+    kw = dict(notion="top-label", estimators=["kde"], grids={"kde": {"bandwidth": [0.003]}}, others=[],
+              random_state=4)
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
+    monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # 8 chunks
+    calls = []
+    real = pipeline._fold_diagonals_task
+    monkeypatch.setattr(pipeline, "_fold_diagonals_task", lambda *a: calls.append(list(a[3])) or real(*a))
+    grouped = cd.evaluate(P, y, **kw)
+    assert len(calls) == 1 and len(calls[0]) == 8 and sum(calls[0]) == 600
+    monkeypatch.setattr(KDEEstimator, "fold_diagonals_linear", staticmethod(lambda *a: False))
+    calls.clear()
+    apart = cd.evaluate(P, y, **kw)
+    assert len(calls) == 8 and all(len(c) == 1 for c in calls)
+    assert np.array_equal(grouped.diagonals["kde"], apart.diagonals["kde"])
+    pd.testing.assert_frame_equal(grouped.summary.drop(columns="seconds"), apart.summary.drop(columns="seconds"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(grouped.folds, apart.folds, check_exact=True)
+
+
 @pytest.mark.parametrize("n_jobs", [1, 2])
 def test_results_without_the_diagonals_table_are_the_same_to_the_last_bit(n_jobs):
     """keep_diagonals=False keeps only the means the holdout error needs (HoldoutMeans), in
