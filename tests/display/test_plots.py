@@ -94,6 +94,25 @@ def test_selected_recalibration_skips_non_plugins(top):
     assert rl.selected_recalibration(res, np.full((2, 3), 1 / 3)) == (None, None)
 
 
+def test_selected_recalibration_checks_the_rows_once_and_gives_the_models_map(sim, top, monkeypatch):
+    """The map is the fold ensemble's own, to the last bit, with the rows checked once (not
+    twice by each of the k fold models); the caller's array stays writeable."""
+    from calibdash.core import simplex
+
+    P = sim[0].copy()  # writeable, as a caller's array may be
+    name = rl.selected_recalibration(top, P)[0]
+    expected = np.clip(top.models[name].recalibration(P), 0.0, 1.0)
+    checks = []
+    real = simplex.check_probabilities
+    monkeypatch.setattr("calibdash.core.notions.check_probabilities", lambda *a, **k: checks.append(1) or real(*a, **k))
+    got_name, G = rl.selected_recalibration(top, P)
+    assert got_name == name and len(checks) == 1
+    np.testing.assert_array_equal(G, expected)
+    assert P.flags.writeable
+    with pytest.raises(cd.InputError):
+        rl.selected_recalibration(top, np.full((2, 3), 0.5))  # rows that are not probabilities, said so
+
+
 def test_robust_range_ignores_a_huge_outlier():
     assert plots._robust_range([1, 1.1, 1.2, 1.3], [1.1, 1.2, 1.3, 1.4]) is None
     low, high = plots._robust_range([1, 1.1, 1.2, 1.3, 90], [1.1, 1.2, 1.3, 1.4, 100])
