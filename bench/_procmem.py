@@ -42,11 +42,19 @@ def tree_pss_kib():
 
 
 _peak = [0]
+# A sample is taken over tens of milliseconds; one begun before reset_peak() must not land in
+# the new measurement (a 1-job run once reported the peak of the every-core run before it).
+_generation = [0]
+_lock = threading.Lock()
 
 
 def _sample():
     while True:
-        _peak[0] = max(_peak[0], tree_pss_kib())
+        generation = _generation[0]
+        value = tree_pss_kib()
+        with _lock:
+            if generation == _generation[0]:
+                _peak[0] = max(_peak[0], value)
         time.sleep(0.05)
 
 
@@ -54,14 +62,19 @@ threading.Thread(target=_sample, daemon=True).start()
 
 
 def peak_mib():
-    """Peak of the summed resident memory since import, in MiB."""
-    _peak[0] = max(_peak[0], tree_pss_kib())
-    return _peak[0] / 1024
+    """Peak of the summed resident memory since import (or the last :func:`reset_peak`), in MiB."""
+    value = tree_pss_kib()
+    with _lock:
+        _peak[0] = max(_peak[0], value)
+        return _peak[0] / 1024
 
 
 def reset_peak():
     """Start a new measurement: the next :func:`peak_mib` covers only what runs from now on."""
-    _peak[0] = tree_pss_kib()
+    value = tree_pss_kib()
+    with _lock:
+        _generation[0] += 1
+        _peak[0] = value
 
 
 def run_with_own_peak(cmd):
