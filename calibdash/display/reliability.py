@@ -247,6 +247,11 @@ def selected_recalibration(result, P):
         The estimator used (None when no fitted plug-in is available, e.g. after from_json).
     G : ndarray or None
         (n, 1) for top-label, (n, d) for canonical and classwise.
+
+    Raises
+    ------
+    InputError
+        When the rows of ``P`` are not probabilities (as :func:`calibdash.core.notions.validate` says).
     """
     if not result.models:
         return None, None
