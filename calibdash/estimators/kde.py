@@ -247,6 +247,14 @@ def kernel_regression(S_query, centres, bandwidths):
     return out
 
 
+def _grid_by_parts(n_query, part_sizes):
+    """Whether :func:`kernel_regression_by_parts` of ``n_query`` rows on parts of
+    ``part_sizes`` rows takes the grid route, counting the training rows as the largest of
+    the fold models has them (every part but the smallest): one decision for all models."""
+    sizes = list(part_sizes)
+    return kde_grid.use_grid(n_query, sum(sizes) - min(sizes))
+
+
 def kernel_regression_by_parts(S_query, parts, bandwidth, models):
     """Kernel regressions at the query points whose training sets are unions of ``parts``,
     with the kernel products of the query points and each part formed once.
@@ -272,7 +280,7 @@ def kernel_regression_by_parts(S_query, parts, bandwidth, models):
     """
     m = S_query.shape[0]
     sizes = [c.S.shape[0] for c in parts]
-    if parts[0].one_dimensional and kde_grid.use_grid(m, sum(sizes) - min(sizes)):
+    if parts[0].one_dimensional and _grid_by_parts(m, sizes):
         # the cell statistics of a union of parts are the sums of the parts'
         stats = [c.cell_statistics([bandwidth]) for c in parts]
         query = kde_grid.GridQuery(S_query, stats[0].base)  # the same rows for every model
@@ -412,13 +420,14 @@ class KDEEstimator(CalibrationEstimator):
         return diags
 
     @staticmethod
-    def fold_diagonals_linear(n_query, n_train, notion):
-        """Whether :meth:`fold_diagonals` of ``n_query`` rows on fold models of ``n_train``
-        rows takes the grid route (the one-dimensional notions, :func:`kde_grid.use_grid`),
-        whose cost is linear in the rows: fitting the parts (about a second for 8,000,000
-        rows) then costs more than regressing 2,000,000 query rows, so a caller splitting
-        the queries into chunks should give them to one call (``blocks``), not one call each."""
-        return notion != "canonical" and kde_grid.use_grid(n_query, n_train)
+    def fold_diagonals_linear(n_query, part_sizes, notion):
+        """Whether :meth:`fold_diagonals` of ``n_query`` rows on the fold models of parts of
+        ``part_sizes`` rows takes the grid route (the one-dimensional notions,
+        :func:`kde_grid.use_grid`), whose cost is linear in the rows: fitting the parts (about
+        a second for 8,000,000 rows) then costs more than regressing 2,000,000 query rows, so a
+        caller splitting the queries into chunks should give them to one call (``blocks``),
+        not one call each."""
+        return notion != "canonical" and _grid_by_parts(n_query, part_sizes)
 
     def _bilinear_form(self, P):
         return self._path_forms([self], P)[0]

@@ -285,8 +285,8 @@ class _NotionRun:
                     # and one task fits them once for all chunks (8 fits of 8,000,000 rows took
                     # 7 s of the two workers' time at 10,000,000 rows).
                     chunks = np.array_split(self.test, _n_chunks(work))
-                    n_fit = sum(map(len, parts)) - min(map(len, parts))
-                    linear = FAMILIES[family].fold_diagonals_linear(len(chunks[-1]), n_fit, self.notion)
+                    linear = FAMILIES[family].fold_diagonals_linear(len(chunks[-1]), [len(p) for p in parts],
+                                                                    self.notion)
                     tasks = [chunks] if linear else [[rows] for rows in chunks]
                     start = 0
                     for task in tasks:

@@ -242,9 +242,13 @@ def test_fold_diagonals_in_blocks_equal_one_call_per_block(monkeypatch):
 
 
 def test_fold_diagonals_are_linear_only_on_the_grid_route(monkeypatch):
-    assert not KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "canonical")
-    assert KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "top-label")
-    assert KDEEstimator.fold_diagonals_linear(2_000_000, 6_400_000, "classwise")
-    assert not KDEEstimator.fold_diagonals_linear(2_000, 8_000, "top-label")
+    assert not KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "canonical")
+    assert KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "top-label")
+    assert KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "classwise")
+    assert not KDEEstimator.fold_diagonals_linear(2_000, [2_000] * 5, "top-label")
     monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
-    assert KDEEstimator.fold_diagonals_linear(2_000, 8_000, "top-label")
+    assert KDEEstimator.fold_diagonals_linear(2_000, [2_000] * 5, "top-label")
+    # the training rows are counted as kernel_regression_by_parts counts them: all parts but the smallest
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 10 * 9)
+    assert KDEEstimator.fold_diagonals_linear(10, [3, 4, 5], "top-label")
+    assert not KDEEstimator.fold_diagonals_linear(9, [3, 4, 5], "top-label")
