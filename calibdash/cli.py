@@ -41,8 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from calibdash import limits
-from calibdash.clinical.validation import MAX_GROUPS
-from calibdash.clinical.verdicts import STATUS_WORDS
+from calibdash.clinical import MAX_GROUPS
 from calibdash.core.notions import NOTIONS
 from calibdash.errors import CalibdashError, ConfigError, InputError
 from calibdash.estimators.registry import DEFAULT_ESTIMATORS, REGISTRY, available_estimators, parameter
@@ -582,6 +581,7 @@ def _validation_options(args):
 
 def cmd_validate(args):
     from calibdash.clinical.validation import validate_risk_model
+    from calibdash.clinical.verdicts import STATUS_WORDS
     from calibdash.display.clinical import hierarchy_verdicts
     from calibdash.reporting.validation import metrics_csv, validation_report
 

@@ -1,7 +1,7 @@
 """The dashboard's help texts, one place for each: the tooltips of the pages' controls and
 column headers, keyed by what they explain."""
 
-from calibdash.clinical.validation import MAX_GROUPS
+from calibdash.clinical import MAX_GROUPS
 from calibdash.display.reliability import FIFTEEN_BIN_HELP
 from calibdash.estimators.registry import REGISTRY
 

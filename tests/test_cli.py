@@ -252,6 +252,29 @@ def test_the_dask_coordinator_gives_freed_memory_back():
     assert freed["default"] < 160 < 300 < freed["tuned"], freed  # of 320 MB freed
 
 
+EVALUATE_IMPORTS_PROBE = """
+import sys
+from calibdash.cli import main
+status = main(sys.argv[1:])
+print(status, sorted(m for m in ("scipy.stats", "calibdash.clinical.validation") if m in sys.modules))
+"""
+
+
+def test_evaluate_and_its_report_do_not_import_the_clinical_statistics(tmp_path):
+    # scipy.stats costs every command about 0.6 s; only validate and plan need it. The
+    # clinical package states its group limit for the help text without importing it.
+    data = small_npz(tmp_path / "small.npz", seed=0)
+    out = subprocess.run([sys.executable, "-c", EVALUATE_IMPORTS_PROBE, "evaluate", str(data), *SMALL_ARGS, "--jobs", "1",
+                          "--out", str(tmp_path / "out"), "--quiet"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split()[-2:] == ["0", "[]"], out.stdout
+    assert (tmp_path / "out" / "report.html").exists()
+    from calibdash.clinical import MAX_GROUPS
+    from calibdash.clinical.validation import MAX_GROUPS as used_by_the_validation
+
+    assert MAX_GROUPS is used_by_the_validation
+
+
 def _bad_inputs(tmp):
     np.save(tmp / "objects.npy", np.array([{"a": 1}, None], dtype=object), allow_pickle=True)
     sim = dirichlet_simulation(n=300, n_classes=3, random_state=0)

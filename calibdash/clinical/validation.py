@@ -88,7 +88,7 @@ import pandas as pd
 from scipy import stats
 
 from calibdash import limits
-from calibdash.clinical import measures
+from calibdash.clinical import MAX_GROUPS, measures
 from calibdash.clinical.loess import loess_fit
 from calibdash.clinical.logistic import (
     calibration_in_the_large,
@@ -140,9 +140,6 @@ CLUSTER_BOOTSTRAP = "cluster bootstrap"  # its t interval, see _cluster_t_interv
 NO_INTERVAL_FEW_EVENTS = "none (too few events)"
 _BOOTSTRAPPED = ("O:E", "ICI", "E50", "E90", "Emax", "Brier", "scaled Brier")
 
-# A grouping variable is categorical (sex, age band, hospital): more distinct values than this
-# is almost always a continuous column chosen by mistake.
-MAX_GROUPS = 20
 # Resamples per unit of work (and of progress) of the bootstrap.
 CHUNK = 100
 # Thresholds of the decision curve (Vickers & Elkin 2006), 0.01 to 0.99.

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from calibdash.clinical.verdicts import format_p
 from calibdash.core.notions import NOTIONS
 from calibdash.deprecation import renamed_parameters
 from calibdash.display import plots, units
@@ -27,7 +26,7 @@ from calibdash.display.verdict import verdict
 from calibdash.display.views import per_class_view, top_label_view
 from calibdash.errors import InputError
 from calibdash.evaluation.evaluations import Evaluations
-from calibdash.formatting import format_count, format_significant
+from calibdash.formatting import format_count, format_p, format_significant
 from calibdash.io.loading import Predictions
 from calibdash.reporting.html_kit import (
     MADE_BY,
