@@ -1,11 +1,11 @@
 """Gathers of rows by their numbers, the commonest copy of the pipeline (each fold's training
-and validation rows, the holdout rows)."""
+and validation rows, the holdout rows), and the stable order of rows by a value."""
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SortedParts", "take_rows"]
+__all__ = ["SortedParts", "stable_order", "take_rows"]
 
 
 def take_rows(A, rows):
@@ -17,6 +17,58 @@ def take_rows(A, rows):
     indexing does, not a ``np.memmap`` that maps nothing.
     """
     return np.take(np.asarray(A), rows, axis=0)
+
+
+# Above this share of rows tied with a neighbour, stable_order sorts stably outright: the
+# timsort is then fast (runs of equal values) and the tie repair would touch most rows.
+_MAX_TIED_SHARE = 0.5
+
+
+def stable_order(values):
+    """``np.argsort(values, kind="stable")``, the same permutation, faster on large arrays
+    of mostly distinct values.
+
+    NumPy's stable argsort of doubles is a timsort (1.04 s for 8,000,000 distinct
+    confidences); its default argsort uses SIMD sorting networks where the CPU has them
+    (0.49 s) but puts tied values in any order. The stable order is the one order by (value,
+    row number), so the default sort's order is made stable by putting the rows of each run
+    of tied values in the order of their numbers: one sort of the integers run start x n +
+    row. Where more than half the rows are tied (rounded scores) or a value is NaN (unequal
+    to itself, so its ties would go unseen), the stable sort is used.
+
+    Parameters
+    ----------
+    values : ndarray (n,)
+
+    Returns
+    -------
+    ndarray (n,) of intp
+    """
+    values = np.asarray(values)
+    n = values.size
+    if values.ndim != 1 or values.dtype.kind not in "fiu" or n < 2:
+        return np.argsort(values, kind="stable")
+    ordered = np.sort(values)  # the same runs of equal values as values[order], read in order
+    tied = ordered[1:] == ordered[:-1]
+    n_tied = np.count_nonzero(tied)
+    if n_tied > _MAX_TIED_SHARE * n or (values.dtype.kind == "f" and np.isnan(ordered[-1])):
+        return np.argsort(values, kind="stable")
+    order = np.argsort(values)
+    if n_tied == 0:
+        return order
+    # the positions in runs of equal values: tied with the one after, or with the one before
+    member = np.zeros(n, dtype=bool)
+    member[:-1] = tied
+    member[1:] |= tied
+    positions = np.flatnonzero(member)
+    # each position's run, named by the position where it starts (not tied with the one before)
+    starts = np.ones(positions.size, dtype=bool)
+    starts[1:] = ~tied[positions[1:] - 1]
+    run = np.maximum.accumulate(np.where(starts, positions, 0))
+    keys = run * np.int64(n) + order[positions]  # < n^2: exact in int64 up to 3e9 rows
+    keys.sort()
+    order[positions] = keys % n
+    return order
 
 
 class SortedParts:
@@ -34,7 +86,7 @@ class SortedParts:
     def __init__(self, values, parts):
         self.values = values
         self.parts = list(parts)
-        self.orders = [np.argsort(take_rows(values, p), kind="stable") for p in self.parts]
+        self.orders = [stable_order(take_rows(values, p)) for p in self.parts]
 
     def order_of(self, keep):
         """``np.argsort(values[np.concatenate([parts[j] for j in keep])], kind="stable")``.

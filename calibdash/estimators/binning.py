@@ -6,6 +6,7 @@ import numbers
 
 import numpy as np
 
+from calibdash.core.rows import stable_order
 from calibdash.errors import ConfigError
 from calibdash.estimators.base import CalibrationEstimator
 
@@ -39,7 +40,7 @@ class SortedRows:
     O(B log n), instead of a pass over the rows (a search and a bincount per row)."""
 
     def __init__(self, z, u):
-        order = np.argsort(z, kind="stable")
+        order = stable_order(z)
         self.z = z[order]
         self.u = u[order]
         self.n = len(z)

@@ -29,6 +29,7 @@ import numpy as np
 from scipy.special import expit, gammaln
 
 from calibdash.core.elementwise import at_least
+from calibdash.core.rows import stable_order
 from calibdash.core.simplex import log_clipped
 
 # Width in log-odds of the cells' second partition, which no bandwidth coarsens: a row whose
@@ -271,7 +272,7 @@ class GridQuery:
         zeta_ids = np.unique(np.floor(zeta / (ZETA_CELL / 2.0)).astype(np.int64))
         self.zeta_nodes = np.union1d(zeta_ids, zeta_ids + 1) * (ZETA_CELL / 2.0)
         self.finest = half_cell_ids(kernel_scale(zeta), self.base / 2.0)
-        self.order = np.argsort(zeta, kind="stable")
+        self.order = stable_order(zeta)
         self.sorted_zeta = zeta[self.order]
 
 

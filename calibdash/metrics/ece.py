@@ -66,6 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from calibdash.core import notions
+from calibdash.core.rows import stable_order
 from calibdash.deprecation import RETIRED_VALUES, RenamedKeys, renamed_parameters, retired_module_attribute
 from calibdash.errors import ConfigError
 from calibdash.estimators import binning
@@ -464,7 +465,7 @@ def _mass_boot(z, t, m, convex, W, block=16):
     few differences of cumulative sums: sum w (z - t) for the bins, and also
     sum w (z - t) z for the linear weights of the convex allocation.
     """
-    order = np.argsort(z, kind="stable")
+    order = stable_order(z)
     zs, us = z[order], (z - t)[order]
     n = len(z)
     out = np.empty(W.shape[0])

@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 from scipy.optimize import isotonic_regression
 
+from calibdash.core.rows import stable_order
 from calibdash.errors import check_is_fitted
 
 # scikit-learn merges sorted inputs that lie within this distance of the first of their group
@@ -105,7 +106,7 @@ class IsotonicMap:
         binary = bool(np.all((y == 0.0) | (y == 1.0)))
         xs = _sorted_by(x, order) if binary and order is not None else None
         if xs is None:
-            order = np.argsort(x, kind="stable") if binary else np.lexsort((y, x))
+            order = stable_order(x) if binary else np.lexsort((y, x))
             xs = x[order]
         x, y = xs, y[order]
         starts = tie_groups(x)
