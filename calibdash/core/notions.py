@@ -90,15 +90,25 @@ def top_label(P):
 
 
 def _top_label(P):
+    if P.shape[1] == 2:
+        return _top_label_of_two(P[:, 0], P[:, 1])
     k = np.argmax(P, axis=1)  # ties go to the first index, numpy's convention
     rows = np.arange(P.shape[0])
     c = P[rows, k]
-    if P.shape[1] == 2:  # a binary classifier's other column is the sum, at a third of the cost
-        return c, P[rows, 1 - k], k
     # a boolean mask is an eighth of a copy of P (which is 320 MB at 40,000 x 1,000)
     others = np.ones(P.shape, dtype=bool)
     others[rows, k] = False
     return c, np.sum(P, axis=1, where=others), k
+
+
+def _top_label_of_two(p0, p1):
+    """:func:`_top_label` of a binary classifier's columns, the same numbers: np.argmax along
+    rows of two loops over each row (about 30 ms per million rows), and the gathers by it
+    as long; two comparisons and two selections are a tenth of that. The other column is the
+    complement, exactly (the sum is not). NaN is the largest value for np.argmax, the first
+    one winning, and so here."""
+    second = (p1 > p0) | (np.isnan(p1) & ~np.isnan(p0))
+    return np.where(second, p1, p0), np.where(second, p0, p1), second.astype(np.intp)
 
 
 def problems(P, notion):

@@ -28,6 +28,23 @@ def test_top_label_is_the_largest_entry_and_the_exact_sum_of_the_others(d):
     assert k[0] == 0 and rest[1] == 0.0 and rest[2] == pytest.approx(1e-17 * (d - 1), rel=1e-15)
 
 
+def test_a_binary_classifiers_top_label_is_numpys_argmax_and_its_gathers_exactly():
+    # the two-column route compares the columns instead of calling np.argmax; the same numbers,
+    # dtypes and ties, NaN included (np.argmax takes the first NaN as the largest value)
+    rng = np.random.default_rng(0)
+    p = rng.uniform(size=300)
+    P = np.column_stack([p, 1 - p])
+    P[:8] = [[0.5, 0.5], [np.nan, 0.2], [0.2, np.nan], [np.nan, np.nan], [1.0, 0.0], [0.0, 1.0], [-0.0, 0.0],
+             [0.0, -0.0]]
+    c, rest, k = top_label(P)
+    rows = np.arange(len(P))
+    k0 = np.argmax(P, axis=1)
+    for got, want in ((k, k0), (c, P[rows, k0]), (rest, P[rows, 1 - k0])):
+        assert got.dtype == want.dtype and np.array_equal(got, want, equal_nan=True)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert list(k[:8]) == [0, 0, 1, 0, 0, 1, 0, 0]
+
+
 def test_int64_labels_are_checked_without_a_copy_and_others_converted():
     """At 10,000,000 rows a copy of the labels is 80 MB more for the whole run; labels of
     another integer type (or integral floats) are converted, and the caller's array is never
