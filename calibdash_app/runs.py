@@ -101,11 +101,16 @@ def run_configs(pred, configs, *, label=None, auto=False):
     return (False, error) if error else (None, None)
 
 
-def active_results():
-    """{notion: EvaluationResult} of the last good run on the current data ({} when none)."""
+def active_result_keys():
+    """{notion: key in the session's results} of the last good run on the current data ({} when none)."""
     _, pred, _ = current_dataset()
     keys = st.session_state["active"].get(pred.sha256, {})
-    return {n: st.session_state["results"][k] for n, k in keys.items() if k in st.session_state["results"]}
+    return {n: k for n, k in keys.items() if k in st.session_state["results"]}
+
+
+def active_results():
+    """{notion: EvaluationResult} of the last good run on the current data ({} when none)."""
+    return {n: st.session_state["results"][k] for n, k in active_result_keys().items()}
 
 
 def ensure_demo_result():

@@ -8,12 +8,14 @@ from calibdash.display.text import markdown
 from calibdash.display.views import most_frequent_classes, per_class_view, top_label_view
 from calibdash_app import data, runs, widgets
 from calibdash_app.help import HELP
+from calibdash_app.memo import memo
 from calibdash_app.session import kept
 
 ss = st.session_state
 st.title("Reliability")
 label, pred, _ = data.current_dataset()
 results = runs.active_results()
+result_keys = runs.active_result_keys()
 
 c1, c2, c3 = st.columns(3)
 ss.setdefault("rel__bins", 15)
@@ -28,7 +30,8 @@ opts = dict(n_bins=ss["rel__bins"], strategy=ss["rel__strategy"], n_resamples=in
 notion = widgets.notion_picker(results) if results else None
 
 
-view = top_label_view(pred, results.get("top-label"), **opts)
+view = memo("top-label", (pred.sha256, result_keys.get("top-label"), *opts.items()),
+            lambda: top_label_view(pred, results.get("top-label"), **opts))
 st.subheader("Top-label reliability diagram", help=HELP["fifteen"])
 left, right = st.columns(2)
 left.caption("Bars: how often the predicted class is right, per confidence bin (all rows), with a 90% bootstrap band. "
@@ -41,12 +44,8 @@ left.plotly_chart(plots.reliability_figure(view.table, title=None, recal=view.re
 
 def continuous_curve(n_resamples, bandwidth):
     """The continuous reliability curve of the current data, kept per data set and settings."""
-    cache = ss.setdefault("continuous_curve_cache", {})
-    key = (pred.sha256, n_resamples, bandwidth)
-    if key not in cache:
-        cache.clear()  # one curve at a time: it is cheap to recompute, and uploads can be large
-        cache[key] = rl.continuous_reliability_curve(pred.probs, pred.labels, n_resamples=n_resamples, bandwidth=bandwidth)
-    return cache[key]
+    return memo("continuous curve", (pred.sha256, n_resamples, bandwidth),
+                lambda: rl.continuous_reliability_curve(pred.probs, pred.labels, n_resamples=n_resamples, bandwidth=bandwidth))
 
 
 ss.setdefault("rel__curve_bw", "auto")
@@ -82,7 +81,9 @@ if notion in ("canonical", "classwise"):
     ss["rel__classes"] = [c for c in ss["rel__classes"] if c in pred.class_names] or [pred.class_names[0]]
     chosen = st.multiselect("Classes shown", list(pred.class_names), **kept("rel__classes"),
                             help="Each panel compares the predicted probability of one class with how often that class occurs.")
-    panels = per_class_view(pred, res, classes=[pred.class_names.index(c) for c in chosen], **opts)
+    classes = tuple(pred.class_names.index(c) for c in chosen)
+    panels = memo("per-class", (pred.sha256, result_keys[notion], classes, *opts.items()),
+                  lambda: per_class_view(pred, res, classes=list(classes), **opts))
     if panels.classes:
         st.plotly_chart(plots.per_class_figure(panels.tables, pred.class_names, panels.recalibration), key="per_class",
                         width="stretch")
