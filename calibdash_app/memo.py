@@ -5,7 +5,8 @@ A Streamlit page's script runs again on every interaction. The Reliability page'
 pure functions of the data (its sha256), the run's result (its key in the session's results)
 and the page's settings, but cost seconds on large data (at 2,000,000 rows the top-label view
 took 0.6 s, its bootstrap bands and the selected map on the holdout rows), so they are kept
-under a key of exactly those. One entry per slot, so that a session holds one view of each
+under a key of exactly those; the Compare page's figures and tables likewise, under the
+comparison's key (its models' data and its settings). One entry per slot, so that a session holds one view of each
 kind, not one per setting it ever tried: uploads can be large.
 """
 

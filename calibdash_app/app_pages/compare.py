@@ -11,6 +11,7 @@ from calibdash.io.export import csv_text
 from calibdash.lab import demo
 from calibdash_app import data, downloads, runs
 from calibdash_app.help import HELP, HELP_COMPARE
+from calibdash_app.memo import memo
 from calibdash_app.session import kept
 from calibdash_app.settings import COMPARE_DEFAULT_MODELS, NOTIONS
 
@@ -71,7 +72,17 @@ settings = {"notion": notion, "estimator": None if ss["view__cmp_estimator"] == 
             "seed": int(ss["view__cmp_seed"])}
 
 
+def drawn(res):
+    """The comparison's figures and tables, made once per comparison (a rerun of the page
+    draws them again; the overlaid diagrams bootstrap every model's rows)."""
+    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_resamples=100) for name, P in res.probs.items()}
+    return {"estimates": plots.comparison_figure(res), "models": plots.comparison_models_points(res.models),
+            "pairs": plots.pairs_figure(res), "pairs_table": plots.comparison_pairs_points(res),
+            "reliability": plots.overlaid_reliability_figure(tables)}
+
+
 def show(res):
+    views = memo("compare", runs.comparison_key(models, settings), lambda: drawn(res))
     st.caption(f"{res.config['n']:,} rows, {res.config['n_test']:,} held out; estimator **{res.estimator}** "
                f"({res.config['estimator_chosen_by']}). Intervals and p-values cover which rows were held out and "
                "which rows fitted the fold models.")
@@ -85,8 +96,8 @@ def show(res):
     st.subheader("Calibration, accuracy and Brier score", help=H["brier"])
     st.caption("Left: estimated calibration error in percentage points with a 95% interval (0 = calibrated). "
                "Middle and right: accuracy and Brier score, which mix in how often the model is right.")
-    st.plotly_chart(plots.comparison_figure(res), key="cmp_estimates", width="stretch")
-    st.dataframe(plots.comparison_models_points(res.models), key="cmp_models_table", hide_index=True, width="stretch",
+    st.plotly_chart(views["estimates"], key="cmp_estimates", width="stretch")
+    st.dataframe(views["models"], key="cmp_models_table", hide_index=True, width="stretch",
                  column_config={
         "accuracy": st.column_config.NumberColumn("accuracy (% correct)", format="%.2f", help=H["accuracy"]),
         "brier": st.column_config.NumberColumn("Brier", format="%.4f", help=H["brier"]),
@@ -110,8 +121,8 @@ def show(res):
     st.caption("Difference of the calibration errors (model a minus model b) in percentage points, with its 95% "
                f"interval; a pair without one says why on hover (\"{plots.NO_PAIR_INTERVAL}\"), its table row is "
                "blank there. Red: p < 0.05.")
-    st.plotly_chart(plots.pairs_figure(res), key="cmp_pairs", width="stretch")
-    st.dataframe(plots.comparison_pairs_points(res), key="cmp_pairs_table", hide_index=True, width="stretch",
+    st.plotly_chart(views["pairs"], key="cmp_pairs", width="stretch")
+    st.dataframe(views["pairs_table"], key="cmp_pairs_table", hide_index=True, width="stretch",
                  column_config={
         "error_difference": st.column_config.NumberColumn("difference of errors (points)", format="%.2f",
                                                           help=H["difference"]),
@@ -125,8 +136,7 @@ def show(res):
     st.subheader("Reliability diagrams, overlaid")
     st.caption("Top-label reliability of every model (15 equal-width bins, all rows): the closer to the dashed "
                "diagonal, the better calibrated.")
-    tables = {name: rl.reliability_table(*rl.top_label(P, res.labels), n_resamples=100) for name, P in res.probs.items()}
-    st.plotly_chart(plots.overlaid_reliability_figure(tables), key="cmp_reliability", width="stretch")
+    st.plotly_chart(views["reliability"], key="cmp_reliability", width="stretch")
 
     d1, d2, d3 = st.columns(3)
     d1.download_button("Models table (CSV)", csv_text(res.models), downloads.comparison_file_name("compare_models", "csv", res),

@@ -133,6 +133,33 @@ def test_compare_settings_and_too_few_models(app):
     no_exception(at)
 
 
+def test_compare_draws_a_comparison_once_and_again_for_new_settings(app, monkeypatch):
+    # the figures and tables are a function of the comparison (its data and settings): a rerun
+    # that changes neither reuses them; another estimator draws its own comparison's
+    from calibdash.display import reliability as rl
+
+    made = []
+    real = rl.reliability_table
+    monkeypatch.setattr(rl, "reliability_table", lambda *a, **k: made.append(1) or real(*a, **k))
+    at = go(app, COMPARE)
+    at.selectbox(key="view__cmp_estimator").set_value("auto").run()
+    no_exception(at)
+    before = len(made)
+    at.run()
+    at = go(at, COMPARE)
+    no_exception(at)
+    assert len(made) == before and len(at.get("plotly_chart")) == 3
+    at.selectbox(key="view__cmp_estimator").set_value("bins").run()
+    no_exception(at)
+    assert len(made) == before + 2  # the two models' diagrams, once
+    res = list(at.session_state["cmp_results"].values())[-1]
+    assert res.estimator == "bins"
+    shown = at.dataframe[1].value
+    np.testing.assert_allclose(shown["error_difference"], 100 * res.error_differences()["error_difference"], rtol=1e-12)
+    at.selectbox(key="view__cmp_estimator").set_value("auto").run()
+    no_exception(at)
+
+
 def csv_bytes(P, y=None):
     df = pd.DataFrame(P, columns=[f"p{k}" for k in range(P.shape[1])])
     if y is not None:
