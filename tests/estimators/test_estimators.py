@@ -258,9 +258,7 @@ def test_nystroem_path_in_row_chunks_equals_one_block(notion, monkeypatch):
         # the pivots' own block (at most 24 rows) and the 200 rows 7 at a time
         assert max(rows) <= 24 and sum(r <= 7 for r in rows) >= 200 / 7
         risks, hs = expected[fam]
-        # to rounding: the ridge solves at lam = 1e-4 amplify the products' last digits, which
-        # depend on the CPU's kernels (1.2e-12 relative on an AVX-512 machine)
-        np.testing.assert_allclose(chunked.risks(P[200:], y[200:]), risks, rtol=1e-10)
+        np.testing.assert_allclose(chunked.risks(P[200:], y[200:]), risks, rtol=1e-12)
         for a, h in zip(chunked, hs):
             np.testing.assert_allclose(a.h(P[200:], P[200:]), h, rtol=1e-10, atol=1e-14)
 
