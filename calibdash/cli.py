@@ -76,6 +76,10 @@ __all__ = ["main", "build_parser", "parse_grid_option", "parse_notions", "parse_
            "load_run", "run_to_json", "compare_results", "CLIError"]
 
 DEFAULT_NOTIONS = ("top-label", "canonical")
+# rerun's default tolerance: another CPU's matrix kernels move a number's last digits (a
+# 1e-16 relative difference of the bins' risks, up to about 1e-6 where the kernel ridges
+# amplify it: docs/cli.md); a changed computation moves it by far more.
+RERUN_RTOL = 1e-9
 
 EXAMPLE = """\
 example (the reduced grid keeps it to a few seconds):
@@ -725,6 +729,8 @@ def _rerun_model(name, configs, pred, record, args, progress):
 
 def cmd_rerun(args):
     _n_jobs(args)  # checks --jobs before any file is read
+    if not (np.isfinite(args.rtol) and 0 <= args.rtol < 1):
+        raise CLIError(f"--rtol must be at least 0 and below 1 (0 compares every number exactly), got {args.rtol:g}.")
     if args.labels and not args.predictions:
         raise CLIError("--labels is used with --predictions (the recorded labels file is used otherwise).")
     if args.predictions and args.use_recorded_paths:
@@ -758,7 +764,8 @@ def cmd_rerun(args):
                 new = reruns[job.model][job.notion]
                 new_models.setdefault(job.model, {})[job.notion] = new
                 preds[job.model] = pred
-                diffs = compare_results(job.old, new)
+                diffs = compare_results(job.old, new, rtol=args.rtol)
+                rounded = len(compare_results(job.old, new)) - len(diffs) if not diffs else 0
                 all_diffs += diffs
                 if diffs:
                     _say(args, f"{job.model} {job.notion}: {len(diffs)} difference(s):")
@@ -766,6 +773,10 @@ def cmd_rerun(args):
                         _say(args, f"  {line}")
                     if len(diffs) > 20:
                         _say(args, f"  ... and {len(diffs) - 20} more")
+                elif rounded:
+                    _say(args, f"{job.model} {job.notion}: the same to rounding ({len(new.summary)} estimators, "
+                               f"{len(new.curves)} validation risks; {rounded} number(s) differ in their last digits, "
+                               f"within --rtol {args.rtol:g})")
                 else:
                     _say(args, f"{job.model} {job.notion}: identical ({len(new.summary)} estimators, {len(new.curves)} "
                                "validation risks, every number equal)")
@@ -913,8 +924,8 @@ def build_parser():
                     "and print whether every number is identical. A result file can name any file, so the data are "
                     "read from the paths it records only with --use-recorded-paths; otherwise give them with "
                     "--predictions FILE. RESULT is checked field by field before anything is read (at most "
-                    f"{RESULT_BYTES.default // 10**6} MB: {RESULT_BYTES.variable}). Exit status 0 when identical, 1 when "
-                    "any number differs, 2 for bad input (a damaged or edited RESULT included), 3 for an internal "
+                    f"{RESULT_BYTES.default // 10**6} MB: {RESULT_BYTES.variable}). Exit status 0 when identical (to "
+                    "--rtol), 1 when any number differs, 2 for bad input (a damaged or edited RESULT included), 3 for an internal "
                     "error (a bug)."),
         epilog=EXIT_STATUSES + "\n" + LIMITS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -927,6 +938,9 @@ def build_parser():
     rr.add_argument("--kind", choices=KINDS, default=None,
                     help="with --predictions: what the numbers are (default: as recorded, else auto)")
     rr.add_argument("--out", metavar="DIR", help="also write the rerun's summary.csv, curves.csv, result.json and report.html here")
+    rr.add_argument("--rtol", type=float, default=RERUN_RTOL, metavar="R",
+                    help=f"largest relative difference counted as rounding (default {RERUN_RTOL:g}, as another CPU's "
+                         "matrix kernels round; 0: every number exactly)")
     rr.add_argument("--jobs", type=int, default=None, metavar="N",
                     help="parallel tasks (default -1: every core; 1 runs in this process alone)")
     rr.add_argument("--dask-scheduler", metavar="ADDRESS", help="run the tasks on a Dask cluster (as for evaluate)")

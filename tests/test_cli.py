@@ -187,12 +187,21 @@ def test_several_files_give_subfolders_one_comparison_report_and_rerun(tmp_path)
     # a changed number is found and printed, with exit status 1
     obj = json.loads((out / "model_a" / "result.json").read_text())
     table = obj["models"]["model_a"]["top-label"]["summary"]
-    table["data"][0][table["columns"].index("val_risk")] *= 1 + 1e-9
+    table["data"][0][table["columns"].index("val_risk")] *= 1 + 1e-7
     tampered = tmp_path / "tampered.json"
     tampered.write_text(json.dumps(obj))
     proc = run_cli("rerun", tampered, "--use-recorded-paths", check=1)
     assert "val_risk" in proc.stdout and "1 difference" in proc.stdout, proc.stdout
     assert "differs" in proc.stderr and "Traceback" not in proc.stderr
+    # a difference in the last digits is rounding (another CPU's), unless --rtol 0 asks for every digit
+    obj = json.loads((out / "model_a" / "result.json").read_text())
+    table = obj["models"]["model_a"]["top-label"]["summary"]
+    table["data"][0][table["columns"].index("val_risk")] *= 1 + 1e-14
+    tampered.write_text(json.dumps(obj))
+    proc = run_cli("rerun", tampered, "--use-recorded-paths", check=0)
+    assert "the same to rounding" in proc.stdout and "1 number(s) differ in their last digits" in proc.stdout, proc.stdout
+    proc = run_cli("rerun", tampered, "--use-recorded-paths", "--rtol", "0", check=1)
+    assert "1 difference" in proc.stdout, proc.stdout
 
     # other data under the recorded name is refused before any work
     proc = run_cli("rerun", out / "model_a" / "result.json", "--predictions", b, check=2)
@@ -299,6 +308,7 @@ def _bad_inputs(tmp):
                                                   "variational-brier-temperature", *out],
         "rerun of a file that is not a result": ["rerun", tmp / "not_a_result.json"],
         "rerun of a missing file": ["rerun", tmp / "missing.json"],
+        "rerun with a negative tolerance": ["rerun", tmp / "missing.json", "--rtol", "-1e-9"],
     }
 
 

@@ -350,5 +350,6 @@ def test_the_previous_release_result_file_reruns_to_the_same_numbers(tmp_path):
             res["config"]["input"]["predictions"] = str(DATA / "result_v0_vocabulary_preds.csv")
     old = tmp_path / "result.json"
     old.write_text(json.dumps(rec))
-    # exit status 0: every number identical
+    # exit status 0: every number the same to rounding (OpenBLAS's Haswell kernels move one bins
+    # risk by 1 ulp from the recording machine's)
     assert main(["rerun", str(old), "--use-recorded-paths", "--quiet"]) == 0

@@ -183,17 +183,20 @@ def rerun_model(pred, configs, *, provenance=None, n_jobs=1, progress=None):
             for c in configs}
 
 
-def _same(a, b):
-    if isinstance(a, float) and isinstance(b, float) and np.isnan(a) and np.isnan(b):
-        return True
+def _same(a, b, rtol):
+    if isinstance(a, float) and isinstance(b, float):
+        if np.isnan(a) and np.isnan(b):
+            return True
+        return a == b or abs(a - b) <= rtol * max(abs(a), abs(b))
     return a == b
 
 
-def compare_results(old, new):
+def compare_results(old, new, *, rtol=0.0):
     """Differences between two results of the same call, as readable lines ([] if identical).
 
-    Every number is compared exactly (the pipeline is deterministic for a given
-    configuration); run times are ignored.
+    Every number is compared, exactly with ``rtol=0`` (the pipeline is deterministic for a
+    given configuration and computer), else to ``rtol`` relative: another CPU's matrix
+    kernels round differently (docs/cli.md, rerun). Run times are ignored.
     """
     diffs = []
     for key, index in (("summary", ["estimator"]), ("curves", ["estimator", "fixed", "value", "fold"]),
@@ -211,7 +214,7 @@ def compare_results(old, new):
         for i in range(len(a)):
             for col in cols:
                 va, vb = a[col].iloc[i], b[col].iloc[i]
-                if not _same(va, vb):
+                if not _same(va, vb, rtol):
                     where = ", ".join(f"{k}={a[k].iloc[i]}" for k in index if k in a.columns)
                     diffs.append(f"{key} [{where}] {col}: recorded {va!r}, now {vb!r}")
     if old.config.get("data_sha256") != new.config.get("data_sha256"):

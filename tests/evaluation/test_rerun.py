@@ -68,6 +68,11 @@ def test_a_changed_number_deep_in_a_result_is_found(run):
     assert compare_results(nan, _copy(nan)) == []  # NaN equals NaN; a run time never counts
     assert compare_results(res, nan) == [f"summary [estimator={res.summary['estimator'].iloc[0]}] estimate: recorded "
                                          f"{res.summary['estimate'].iloc[0]!r}, now {nan.summary['estimate'].iloc[0]!r}"]
+    # another CPU's rounding (1e-14 relative here) is within a tolerance; a changed number is not
+    assert compare_results(res, changed, rtol=1e-9) == []
+    moved = _copy(res)
+    moved.curves.iloc[3, col] = moved.curves.iloc[3, col] * (1 + 1e-8)
+    assert len(compare_results(res, moved, rtol=1e-9)) == 1 and compare_results(res, moved, rtol=1e-7) == []
     other = copy.copy(res)
     other.config = dict(res.config, data_sha256="0" * 64)
     assert compare_results(res, other) == ["the data's sha256 differs"]
