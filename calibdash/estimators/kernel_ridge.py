@@ -30,6 +30,15 @@ from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError
 from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none
 
+# The smallest ridge lambda either estimator accepts. Its risk (and estimate) carries the
+# rounding of the kernel's eigenpairs, about eps * l_max relative to l_max, amplified by
+# l_max / ridge (UKKR: ridge = lam n) or l_max^2 / ridge (KKKR: lam n^2): a relative error of
+# about eps * l_max^2 / (lam n^2) <= eps / lam, since l_max <= n for a kernel bounded by 1.
+# Measured between OpenBLAS's Haswell and SkylakeX kernels on the digits demo it is
+# 1.1 eps / lam (docs/design.md, "The ridge's floor"). Below eps / 1e-6 the risks would not
+# be reproducible to 1e-6 on another CPU, while the selection compares risks that differ by
+# 1e-4 relative between neighbouring grid values: the arithmetic, not the data, would choose.
+LAM_FLOOR = float(np.finfo(np.float64).eps / 1e-6)
 # Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
 # matrix; dividing by their square roots would amplify rounding errors.
 _EIG_RTOL = 1e-10
@@ -354,6 +363,13 @@ def nystroem_basis(factor, U, gamma):
     return KernelBasis(C, projection, s2, QtU, gamma, F.shape[0])
 
 
+def lam_floor_message(value):
+    """Why ``lam = value`` (below :data:`LAM_FLOOR`) is refused, and what to do."""
+    return (f"lam = {value:g} is below {LAM_FLOOR:.2g}: there the ridge is smaller than the rounding error of the "
+            "kernel's eigenvalues, and the risk and the estimate would depend on the computer's arithmetic (its BLAS "
+            f"kernels) rather than on the data. Use values of lam of at least {LAM_FLOOR:.2g}.")
+
+
 class _KernelRidgeEstimator(CalibrationEstimator):
     path_param = "lam"
     # Most Nystroem pivots for one-dimensional and for multidimensional inputs: 1-D
@@ -376,6 +392,8 @@ class _KernelRidgeEstimator(CalibrationEstimator):
     def _validate_params(self):
         super()._validate_params()
         check_positive("lam", self.lam)
+        if self.lam < LAM_FLOOR:
+            raise ConfigError(lam_floor_message(self.lam))
         check_positive("gamma", self.gamma)
         for name in ("exact_max_n",) + (("n_components",) if self.n_components is not None else ()):
             v = getattr(self, name)
@@ -446,7 +464,8 @@ class UKKREstimator(_KernelRidgeEstimator):
     ----------
     notion : {"top-label", "canonical", "classwise"}
     lam : float, default=1e-3
-        Ridge parameter; enters as K + lam * n * I with n the number of training rows.
+        Ridge parameter; enters as K + lam * n * I with n the number of training rows. At
+        least :data:`LAM_FLOOR` (2.2e-10), below which the rounding decides the result.
     gamma : float, default=0.5
         RBF kernel exp(-gamma ||z - z'||^2).
     exact_max_n : int, default=2000
@@ -514,6 +533,7 @@ class KKKREstimator(_KernelRidgeEstimator):
     notion : {"top-label", "canonical", "classwise"}
     lam : float, default=1e-3
         Ridge parameter; enters as K (x) K + lam * n^2 * I with n the number of training rows.
+        At least :data:`LAM_FLOOR` (2.2e-10), below which the rounding decides the result.
     n_components : int or None
         Nystroem pivots; None means 200 for one-dimensional inputs and 512 otherwise: the
         leading blocks of the factor UKKR uses with the same seed (identical whether or

@@ -3,7 +3,8 @@
 Run from the project root:  PYTHONPATH=. .venv/bin/python tests/pinned/generate.py
 
 What is computed, and with which settings, is in tests/pinned/cases.py (shared with the
-test). Regenerate only when a change of the numbers is intended, and say why in the commit.
+test), on OpenBLAS's Haswell kernels (``tests/blas_kernels.py``). Regenerate only when a change of
+the numbers is intended, and say why in the commit.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+from tests import blas_kernels  # noqa: E402
 from tests.pinned import cases  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "numbers.json"
@@ -26,8 +28,12 @@ def main():
     reason = cases.data_missing()
     if reason:
         sys.exit(f"Cannot pin the numbers: {reason}.")
+    reason = blas_kernels.why_not(blas_kernels.PINNED)
+    if reason:
+        sys.exit(f"Cannot pin the numbers: {reason}.")
     t0 = time.perf_counter()
-    numbers = cases.compute(progress=lambda message: print(f"[{time.perf_counter() - t0:6.1f} s] {message}", flush=True))
+    print(f"computing on OpenBLAS's {blas_kernels.PINNED} kernels, in a child process", flush=True)
+    numbers = cases.compute_on_pinned_kernels()
     # Standard JSON (no NaN: cases.plain writes it as null); floats at repr precision.
     text = json.dumps(numbers, indent=1, allow_nan=False)
     # The file must hold what the test will compare: the JSON round trip changes nothing.

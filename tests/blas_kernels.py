@@ -1,0 +1,67 @@
+"""Running Python code on a chosen family of OpenBLAS's matrix kernels.
+
+OpenBLAS picks its kernels by CPU (``Haswell`` on AVX2 machines, AMD's AVX-512 EPYC included;
+``SkylakeX`` on Intel's AVX-512 ones) and they round products differently: the kernel ridges
+turn that into differences of about 1e-6 relative (docs/design.md, "The ridge's floor").
+``OPENBLAS_CORETYPE`` forces a family when the process starts, so the code runs in a child
+process. Used by the pinned numbers (made with :data:`PINNED`, so that they compare the code,
+not the CPU) and by ``tests/evaluation/test_cpu_kernels.py`` (the same verdict on two families).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+# The pinned numbers' kernels: every x86-64 CPU with AVX2 can run them.
+PINNED = "Haswell"
+
+_ARCH = """
+import numpy, scipy.linalg, threadpoolctl  # both libraries load their OpenBLAS
+print(sorted({i.get("architecture") for i in threadpoolctl.threadpool_info() if i["internal_api"] == "openblas"}))
+"""
+
+
+def cpu_flags():
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return set()
+    line = next((ln for ln in text.splitlines() if ln.startswith("flags")), "")
+    return set(line.split(":", 1)[-1].split())
+
+
+def families():
+    """Two kernel families this CPU runs (Haswell, then SkylakeX with AVX-512, else Sandybridge),
+    or None where they cannot be forced (no x86-64 with AVX2)."""
+    flags = cpu_flags()
+    if platform.machine() not in ("x86_64", "AMD64") or "avx2" not in flags:
+        return None
+    return (PINNED, "SkylakeX" if "avx512f" in flags else "Sandybridge")
+
+
+def _env(family):
+    return dict(os.environ, OPENBLAS_CORETYPE=family, PYTHONPATH=str(ROOT))
+
+
+def why_not(family):
+    """None when a child process can run on ``family``'s kernels, else the reason."""
+    if families() is None:
+        return f"OpenBLAS's {family} kernels need an x86-64 CPU with AVX2"
+    proc = subprocess.run([sys.executable, "-c", _ARCH], env=_env(family), cwd=ROOT, capture_output=True, text=True,
+                          timeout=120)
+    got = proc.stdout.strip()
+    return None if got == repr([family]) else f"OpenBLAS did not take OPENBLAS_CORETYPE={family} (it runs {got or proc.stderr})"
+
+
+def run_json(code, family, timeout=1800):
+    """Run ``code`` (which prints one JSON document last) in a child on ``family``'s kernels."""
+    proc = subprocess.run([sys.executable, "-c", code], env=_env(family), cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
