@@ -765,7 +765,7 @@ def cmd_rerun(args):
                 new_models.setdefault(job.model, {})[job.notion] = new
                 preds[job.model] = pred
                 diffs = compare_results(job.old, new, rtol=args.rtol)
-                rounded = len(compare_results(job.old, new)) - len(diffs) if not diffs else 0
+                rounded = 0 if diffs else len(compare_results(job.old, new))  # within --rtol, not identical
                 all_diffs += diffs
                 if diffs:
                     _say(args, f"{job.model} {job.notion}: {len(diffs)} difference(s):")

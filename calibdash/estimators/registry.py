@@ -163,8 +163,8 @@ STRATEGY = Parameter("strategy", "binning", "Equal width ('uniform') or equal ma
 BANDWIDTH = Parameter("bandwidth", "bandwidth", "Bandwidth of the kernel: how far each prediction's influence spreads. "
                       "Small = wiggly (noisy), large = smooth (may miss real structure).")
 LAM = Parameter("lam", "ridge lambda", "Ridge lambda: the strength of the smoothing penalty of the kernel ridge "
-                "estimator. Large = smoother, small = follows the data (noisier). At least 2.2e-10: below it the "
-                "computer's rounding, not the data, decides the result.", minimum=LAM_FLOOR)
+                f"estimator. Large = smoother, small = follows the data (noisier). At least {LAM_FLOOR:.2g}: below it "
+                "the computer's rounding, not the data, decides the result.", minimum=LAM_FLOOR)
 GAMMA = Parameter("gamma", "kernel gamma", "Scale of the kernel ridge estimators' Laplacian kernel on the features.")
 TEMPERATURE = Parameter("temperature", "temperature", "'fit' fits the temperature on each training fold; numbers are "
                         "fixed temperatures (below 1 sharpens, above 1 softens the probabilities).", choices=("fit",))

@@ -68,7 +68,9 @@ class GridEdge:
     def at_minimum(self):
         """True when the low edge cannot move: the next value down is below the smallest the
         parameter allows (the kernel ridges' lam, :class:`~calibdash.estimators.registry.Parameter`)."""
-        return self.side == "low" and len(self.extended_grid()) == len(self.grid)
+        described = parameter(self.param)
+        return (self.side == "low" and described is not None and described.minimum > 0
+                and len(self.extended_grid()) == len(self.grid))
 
     def extended_grid(self):
         """The grid with three more values beyond the edge, spaced as its two outermost values

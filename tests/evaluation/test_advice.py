@@ -53,8 +53,11 @@ def test_an_edge_at_the_ridges_floor_says_that_the_grid_cannot_go_lower():
         "so this value stays.")
     app = at_floor.text("app")
     assert "smallest value allowed" in app and "Try smaller values" not in app and "lam =" not in app
-    # a high edge, a falling bins edge and a lam edge above the floor can all move
-    assert not any(e.at_minimum for e in (FALLING, FLAT, GridEdge("kkkr", "lam", 1e-3, "high", (1e-5, 1e-3), False),
+    # a high edge, a falling bins edge and a lam edge above the floor can all move; one bin is
+    # the least whole number, not a floor of the arithmetic
+    one_bin = GridEdge("bins", "n_bins", 1, "low", (1, 2, 4), False)
+    assert one_bin.extended_grid() == [1, 2, 4] and "cannot go lower" not in one_bin.text("python")
+    assert not any(e.at_minimum for e in (FALLING, FLAT, one_bin, GridEdge("kkkr", "lam", 1e-3, "high", (1e-5, 1e-3), False),
                                            GridEdge("kkkr", "lam", 1e-8, "low", (1e-8, 1e-7), False)))
 
 
