@@ -354,12 +354,13 @@ def _is_number(v):
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
-def differences(want, got, path="", limit=50):
+def differences(want, got, path="", limit=50, *, rtol=RTOL, atol=ATOL):
     """Where ``got`` differs from ``want`` (both JSON-ready): a list of "path: what" strings.
 
     Floats (and lists of numbers holding a float) are compared with
-    ``numpy.testing.assert_allclose(rtol=1e-9, atol=1e-12)``, None (NaN) only with None;
-    everything else (strings, bools, ints, list lengths, dict keys) must be equal.
+    ``numpy.testing.assert_allclose(rtol=rtol, atol=atol)`` (by default 1e-9 and 1e-12), None
+    (NaN) only with None; everything else (strings, bools, ints, list lengths, dict keys) must
+    be equal.
     """
     out = []
 
@@ -387,9 +388,9 @@ def differences(want, got, path="", limit=50):
                 aa = np.array([np.nan if x is None else x for x in a], dtype=float)
                 bb = np.array([np.nan if x is None else x for x in b], dtype=float)
                 try:
-                    np.testing.assert_allclose(bb, aa, rtol=RTOL, atol=ATOL, err_msg=where)
+                    np.testing.assert_allclose(bb, aa, rtol=rtol, atol=atol, err_msg=where)
                 except AssertionError as e:
-                    bad = np.flatnonzero(~np.isclose(bb, aa, rtol=RTOL, atol=ATOL, equal_nan=True))
+                    bad = np.flatnonzero(~np.isclose(bb, aa, rtol=rtol, atol=atol, equal_nan=True))
                     i = int(bad[0]) if bad.size else 0
                     out.append(f"{where}: {bad.size} of {aa.size} values differ; first at index {i}: pinned "
                                f"{float(aa[i])!r}, now {float(bb[i])!r}\n{str(e).strip()}")
@@ -401,7 +402,7 @@ def differences(want, got, path="", limit=50):
                 out.append(f"{where}: pinned {a!r}, now {b!r}")
                 return
             try:
-                np.testing.assert_allclose(b, a, rtol=RTOL, atol=ATOL, err_msg=where)
+                np.testing.assert_allclose(b, a, rtol=rtol, atol=atol, err_msg=where)
             except AssertionError:
                 out.append(f"{where}: pinned {a!r}, now {b!r}")
         elif a != b or type(a) is not type(b):
