@@ -60,7 +60,7 @@ def grid_extension_buttons(notion, res):
     ss = st.session_state
     for edge in res.grid_edges:
         name = edge.estimator
-        if edge.flat or edge.at_minimum or name not in REGISTRY or not editable(name) or edge.param != tuned_param(name):
+        if edge.flat or name not in REGISTRY or not editable(name) or edge.param != tuned_param(name):
             continue
         text = format_grid(edge.extended_grid())
         if st.button(f"Extend the grid of {name} to {text} and run again", key=f"extend__{notion}__{name}",

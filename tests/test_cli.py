@@ -297,7 +297,6 @@ def _bad_inputs(tmp):
         "grid without values": ["evaluate", LENET, "--grid", "kde.bandwidth", *out],
         "grid with a word": ["evaluate", LENET, "--grid", "kde.bandwidth=0.1,wide", *out],
         "grid of an unknown estimator": ["evaluate", LENET, "--grid", "kernel.bandwidth=0.1", *out],
-        "lam below the ridge's floor": ["evaluate", LENET, "--notion", "top-label", "--grid", "kkkr.lam=1e-3,1e-12", *out],
         "unknown estimator": ["evaluate", LENET, "--estimators", "bins,magic", *out],
         "labels of another length": ["evaluate", tmp / "probs.npy", "--labels", tmp / "labels_short.npy", *out],
         "one fold": ["evaluate", LENET, "--folds", "1", *out],

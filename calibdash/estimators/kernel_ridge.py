@@ -9,6 +9,11 @@ psi(z) = Q^T k(z), the query's kernel vector in that basis:
 
 The basis does not depend on ``lam``, so one decomposition serves a whole grid.
 
+Below ``LAM_FLOOR`` the exact path keeps only the eigenvalues above ``_EIG_RTOL`` l_max, as the
+Nystroem path always does, and drops its null-space term: exact kernel ridge regression there
+would depend on the rounding of the arithmetic rather than on the data (docs/design.md, "The
+ridge's floor").
+
 Above ``exact_max_n`` training rows the basis comes from a Nystroem approximation
 K ~ F F^T with F = k(Z, landmarks) W: the estimators are then *exactly* the kernel ridge
 estimators of the approximate kernel F F^T, whose eigenpairs come from the small matrix
@@ -30,17 +35,18 @@ from calibdash.core.validation import check_positive
 from calibdash.errors import ConfigError
 from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none
 
-# The smallest ridge lambda either estimator accepts. Its risk (and estimate) carries the
-# rounding of the kernel's eigenpairs, about eps * l_max relative to l_max, amplified by
-# l_max / ridge (UKKR: ridge = lam n) or l_max^2 / ridge (KKKR: lam n^2): a relative error of
-# about eps * l_max^2 / (lam n^2) <= eps / lam, since l_max <= n for a kernel bounded by 1.
-# Measured between OpenBLAS's Haswell and SkylakeX kernels on the digits demo it is
-# 1.1 eps / lam (docs/design.md, "The ridge's floor"). Below eps / 1e-6 the risks would not
-# be reproducible to 1e-6 on another CPU, while the selection compares risks that differ by
-# 1e-4 relative between neighbouring grid values: the arithmetic, not the data, would choose.
+# Below this ridge lambda exact kernel ridge regression is not computable in float64: its risk
+# carries the rounding of the kernel's eigenpairs, about eps * l_max, amplified by l_max / ridge
+# (UKKR: ridge = lam n) or l_max^2 / ridge (KKKR: lam n^2), a relative error of up to
+# eps * l_max^2 / (lam n^2) <= eps / lam (l_max <= n for a kernel bounded by 1). Measured between
+# OpenBLAS's Haswell and SkylakeX kernels on the digits demo it is 1.1 eps / lam (docs/design.md,
+# "The ridge's floor"). There the exact path truncates the kernel at its numerical rank
+# (eigenvalues above _EIG_RTOL * l_max), as the Nystroem path always does: then a kept
+# direction's rounding is at most eps / _EIG_RTOL relative, whatever lam is.
 LAM_FLOOR = float(np.finfo(np.float64).eps / 1e-6)
 # Eigenvalues below this fraction of the largest are numerical noise of a PSD kernel
-# matrix; dividing by their square roots would amplify rounding errors.
+# matrix; dividing by them would amplify rounding errors (the Nystroem path's basis, and the
+# exact one below LAM_FLOOR).
 _EIG_RTOL = 1e-10
 # Entries of a kernel block between query rows and centres formed at once (32 MB in float64):
 # the blocks are consumed right away (a product with a few columns, a row sum), and a whole
@@ -199,6 +205,18 @@ def exact_basis(Z, U, gamma):
     keep = l > l.max() * Z.shape[0] * np.finfo(np.float64).eps
     l, Q = l[keep], Q[:, keep]
     return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], U)
+
+
+def truncated_basis(basis):
+    """The kernel ridges' basis for ``lam`` below :data:`LAM_FLOOR`: an exact basis keeps the
+    eigenvalues above ``_EIG_RTOL`` l_max and no null-space term (kernel ridge regression with
+    the kernel's truncation Q_r diag(l_r) Q_r^T, computable at any lam); a Nystroem basis is
+    truncated so already and is returned as it is."""
+    if not basis.exact:
+        return basis
+    keep = basis.eigenvalues > _EIG_RTOL * basis.eigenvalues.max()
+    return KernelBasis(basis.centres, basis.projection[:, keep], basis.eigenvalues[keep], basis.QtU[keep],
+                       basis.gamma, basis.n_train)
 
 
 @dataclass(frozen=True)
@@ -363,13 +381,6 @@ def nystroem_basis(factor, U, gamma):
     return KernelBasis(C, projection, s2, QtU, gamma, F.shape[0])
 
 
-def lam_floor_message(value):
-    """Why ``lam = value`` (below :data:`LAM_FLOOR`) is refused, and what to do."""
-    return (f"lam = {value:g} is below {LAM_FLOOR:.2g}: there the ridge is smaller than the rounding error of the "
-            "kernel's eigenvalues, and the risk and the estimate would depend on the computer's arithmetic (its BLAS "
-            f"kernels) rather than on the data. Use values of lam of at least {LAM_FLOOR:.2g}.")
-
-
 class _KernelRidgeEstimator(CalibrationEstimator):
     path_param = "lam"
     # Most Nystroem pivots for one-dimensional and for multidimensional inputs: 1-D
@@ -392,8 +403,6 @@ class _KernelRidgeEstimator(CalibrationEstimator):
     def _validate_params(self):
         super()._validate_params()
         check_positive("lam", self.lam)
-        if self.lam < LAM_FLOOR:
-            raise ConfigError(lam_floor_message(self.lam))
         check_positive("gamma", self.gamma)
         for name in ("exact_max_n",) + (("n_components",) if self.n_components is not None else ()):
             v = getattr(self, name)
@@ -427,21 +436,31 @@ class _KernelRidgeEstimator(CalibrationEstimator):
         return bases
 
     def _fit(self, P, y):
-        self.bases_ = self._fit_bases(P, y)
+        bases = self._fit_bases(P, y)
+        self.bases_ = bases if self.lam >= LAM_FLOOR else [truncated_basis(b) for b in bases]
 
     def _fit_path(self, estimators, P, y, cache):
         # UKKR and KKKR with the same kernel share the exact eigenbasis, or the pivoted
-        # factor of the Nystroem path.
+        # factor of the Nystroem path; the values of lam below the floor share its truncation.
         key = ("kernel-bases", self.family, self.notion, self.gamma, self.exact_max_n, self.n_components, self.random_state)
         if key not in cache:
             cache[key] = self._fit_bases(P, y, cache)
         bases = cache[key]
+        truncated = None
         for e in estimators:
-            e.bases_ = bases
+            if e.lam >= LAM_FLOOR:
+                e.bases_ = bases
+                continue
+            if truncated is None:
+                truncated = [truncated_basis(b) for b in bases]
+                # one list object when nothing was cut, so the path stays one group
+                truncated = bases if all(t is b for t, b in zip(truncated, bases)) else truncated
+            e.bases_ = truncated
 
     @property
     def low_rank_(self):
-        """True when the Nystroem path was used."""
+        """True when the kernel was replaced by a low-rank one: the Nystroem path, or the exact
+        eigenbasis truncated at its numerical rank (``lam`` below ``LAM_FLOOR``)."""
         return not self.bases_[0].exact
 
     def _bilinear_form(self, P):
@@ -449,9 +468,24 @@ class _KernelRidgeEstimator(CalibrationEstimator):
 
     @classmethod
     def _path_forms(cls, estimators, P):
+        return _per_basis(estimators, lambda group: cls._basis_forms(group, P))
+
+    @classmethod
+    def _basis_forms(cls, estimators, P):
         bases = estimators[0].bases_
         feats = [b.features(p.Z) for b, p in zip(bases, problems(P, estimators[0].notion))]
         return cls._forms_from_features(estimators, feats)
+
+
+def _per_basis(estimators, compute):
+    """``compute(run)`` for each run of consecutive estimators sharing one basis (a grid's values
+    above and below LAM_FLOOR on the exact path), concatenated in the estimators' order."""
+    out, start = [], 0
+    for i in range(1, len(estimators) + 1):
+        if i == len(estimators) or estimators[i].bases_ is not estimators[start].bases_:
+            out.extend(compute(estimators[start:i]))
+            start = i
+    return out
 
 
 class UKKREstimator(_KernelRidgeEstimator):
@@ -464,8 +498,9 @@ class UKKREstimator(_KernelRidgeEstimator):
     ----------
     notion : {"top-label", "canonical", "classwise"}
     lam : float, default=1e-3
-        Ridge parameter; enters as K + lam * n * I with n the number of training rows. At
-        least :data:`LAM_FLOOR` (2.2e-10), below which the rounding decides the result.
+        Ridge parameter; enters as K + lam * n * I with n the number of training rows. Below
+        :data:`LAM_FLOOR` (2.2e-10) the exact path truncates K at its numerical rank (see the
+        module's docstring).
     gamma : float, default=0.5
         RBF kernel exp(-gamma ||z - z'||^2).
     exact_max_n : int, default=2000
@@ -482,6 +517,10 @@ class UKKREstimator(_KernelRidgeEstimator):
 
     @classmethod
     def _path_risks(cls, estimators, P, U):
+        return np.array(_per_basis(estimators, lambda group: cls._basis_risks(group, P, U)))
+
+    @classmethod
+    def _basis_risks(cls, estimators, P, U):
         bases = estimators[0].bases_
         b = bases[0]
         n, d = U.shape
@@ -490,7 +529,7 @@ class UKKREstimator(_KernelRidgeEstimator):
         # for the whole grid, than from the n x d features V = psi D M of every value.
         structured = len(bases) == 1 and not b.exact and n * r * r + r**3 < n * r * d + 2 * n * d * d
         if not structured:
-            return super()._path_risks(estimators, P, U)
+            return super()._path_risks(estimators, P, U)  # path_risks of _basis_forms (one basis here)
         psi, _ = b.features(problems(P, estimators[0].notion)[0].Z)
         E = U.T @ psi
         H, C, B = E.T @ E, psi.T @ psi, b.QtU @ b.QtU.T
@@ -533,7 +572,7 @@ class KKKREstimator(_KernelRidgeEstimator):
     notion : {"top-label", "canonical", "classwise"}
     lam : float, default=1e-3
         Ridge parameter; enters as K (x) K + lam * n^2 * I with n the number of training rows.
-        At least :data:`LAM_FLOOR` (2.2e-10), below which the rounding decides the result.
+        Below :data:`LAM_FLOOR` (2.2e-10) the exact path truncates K at its numerical rank.
     n_components : int or None
         Nystroem pivots; None means 200 for one-dimensional inputs and 512 otherwise: the
         leading blocks of the factor UKKR uses with the same seed (identical whether or

@@ -18,8 +18,9 @@ lam ~ 0.11 c and lam ~ 0.0125 c; the grids below cover the span of their c grids
 size, in half-decade (UKKR) or decade (KKKR) steps, and reach two to four decades lower for
 canonical calibration (and two for top-label KKKR), where the paper's simulation and
 CIFAR-10 select values at the low end: the risk must be seen to rise again (or stay flat)
-beyond the selection, not guessed (issue 13). None goes below the ridge's floor
-(``kernel_ridge.LAM_FLOOR``, 2.2e-10), where the computer's rounding decides.
+beyond the selection, not guessed (issue 13). Below ``kernel_ridge.LAM_FLOOR`` (2.2e-10) the
+exact path (small training sets) truncates the kernel at its numerical rank, as the Nystroem
+path does at every lam: exact ridge regression there would follow the computer's rounding.
 
 The recalibration plug-ins: isotonic regression has no smoothing parameter, so its grid is
 the single floor y_min = 0 (like temperature's single "fit"); logistic recalibration tunes
@@ -41,7 +42,7 @@ from calibdash.core.notions import NOTIONS, check_notion
 from calibdash.errors import ConfigError
 from calibdash.estimators.binning import BinningEstimator
 from calibdash.estimators.kde import KDEEstimator
-from calibdash.estimators.kernel_ridge import LAM_FLOOR, KKKREstimator, UKKREstimator
+from calibdash.estimators.kernel_ridge import KKKREstimator, UKKREstimator
 from calibdash.estimators.recalibration import BoostingEstimator, IsotonicEstimator, LogisticEstimator
 from calibdash.estimators.temperature import TemperatureEstimator
 
@@ -69,9 +70,6 @@ class Parameter:
         Whether 0 is allowed besides the positive values (isotonic's floor).
     choices : tuple of str
         Words accepted (besides numbers for "real"/"integer", e.g. temperature's "fit").
-    minimum : float
-        The smallest value the estimators accept (0: any positive value); a grid that
-        reaches it cannot be extended below it.
     """
 
     name: str
@@ -80,7 +78,6 @@ class Parameter:
     kind: str = "real"
     choices: tuple = ()
     zero: bool = False
-    minimum: float = 0.0
 
     @property
     def numeric(self):
@@ -163,8 +160,7 @@ STRATEGY = Parameter("strategy", "binning", "Equal width ('uniform') or equal ma
 BANDWIDTH = Parameter("bandwidth", "bandwidth", "Bandwidth of the kernel: how far each prediction's influence spreads. "
                       "Small = wiggly (noisy), large = smooth (may miss real structure).")
 LAM = Parameter("lam", "ridge lambda", "Ridge lambda: the strength of the smoothing penalty of the kernel ridge "
-                f"estimator. Large = smoother, small = follows the data (noisier). At least {LAM_FLOOR:.2g}: below it "
-                "the computer's rounding, not the data, decides the result.", minimum=LAM_FLOOR)
+                "estimator. Large = smoother, small = follows the data (noisier).")
 GAMMA = Parameter("gamma", "kernel gamma", "Scale of the kernel ridge estimators' Laplacian kernel on the features.")
 TEMPERATURE = Parameter("temperature", "temperature", "'fit' fits the temperature on each training fold; numbers are "
                         "fixed temperatures (below 1 sharpens, above 1 softens the probabilities).", choices=("fit",))
@@ -181,13 +177,6 @@ _KDE_BANDWIDTHS = tuple(sorted(np.logspace(-5, -1, 15).tolist() + [0.2, 0.4, 0.6
 # steeply by 3): three wider values keep the selection off the edge.
 _KDE_BANDWIDTHS_CANONICAL = _KDE_BANDWIDTHS + (1.5, 2.0, 3.0)
 _N_BINS = tuple(range(5, 101, 5))
-
-
-def _lams(top, bottom, step):
-    """Ridge lambdas 10^top down to 10^bottom in steps of ``step`` decades (none below LAM_FLOOR)."""
-    values = np.logspace(top, bottom, round((top - bottom) / step) + 1)
-    assert values[-1] >= LAM_FLOOR, "a default grid goes below the ridge's floor"
-    return values.tolist()
 
 
 def _frozen(grid):
@@ -207,19 +196,19 @@ _ENTRIES = (
           _frozen({"any": {"bandwidth": _KDE_BANDWIDTHS}, "canonical": {"bandwidth": _KDE_BANDWIDTHS_CANONICAL}}),
           (BANDWIDTH,), default_for=NOTIONS, task_group="kde", cost=(0.6, 4.0), refit_on_use=True,
           references=("popordanoska2022consistent",)),
-    # Top-label KKKR's risk falls slowly down to about 1e-12 (CIFAR-10 WRN-16-4); the grids
-    # stop at the ridge's floor (LAM_FLOOR, 2.2e-10), below which the rounding decides.
+    # Top-label KKKR's risk falls down to about 1e-14 and is flat below (CIFAR-10 WRN-16-4):
+    # the grid reaches 1e-18 so that the flat part is seen, not guessed.
     Entry("kkkr", KKKREstimator, "Kernel ridge regression on pairs (Kronecker kernel), the ridge lambda tuned.",
-          _frozen({"top-label": {"lam": _lams(-2, -9, 1)},
-                   "canonical": {"lam": _lams(3, -9, 1)},
-                   "classwise": {"lam": _lams(-2, -9, 1)}}),
+          _frozen({"top-label": {"lam": np.logspace(-2, -18, 17).tolist()},
+                   "canonical": {"lam": np.logspace(3, -14, 18).tolist()},
+                   "classwise": {"lam": np.logspace(-2, -18, 17).tolist()}}),
           (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0)),
     # The paper's simulation (n = 10,000) selects 1e-8 for canonical UKKR and the risk rises
     # below it; above 10 the risk is flat (the fit is ~0) on every file tried.
     Entry("ukkr", UKKREstimator, "Two-step kernel ridge regression of the calibration gaps, the ridge lambda tuned.",
-          _frozen({"top-label": {"lam": _lams(0, -9, 1)},
-                   "canonical": {"lam": _lams(1, -9.5, 0.5)},
-                   "classwise": {"lam": _lams(0, -9, 1)}}),
+          _frozen({"top-label": {"lam": np.logspace(0, -10, 11).tolist()},
+                   "canonical": {"lam": np.logspace(1, -10, 23).tolist()},
+                   "classwise": {"lam": np.logspace(0, -10, 11).tolist()}}),
           (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0)),
     # Not a top-label default: there the map may see the confidence alone (it is then
     # g(c) = c^b / (c^b + (1 - c)^b), which passes through (1/2, 1/2) and so cannot follow

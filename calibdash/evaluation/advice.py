@@ -25,11 +25,6 @@ def _g(value):
     return f"{value:g}"
 
 
-def _floor_reason(param):
-    described = parameter(param)
-    return f"below {described.minimum:.2g} the computer's rounding, not the data, would decide the result, so this value stays."
-
-
 @dataclass(frozen=True)
 class GridEdge:
     """A chosen value at the edge of its grid.
@@ -64,20 +59,9 @@ class GridEdge:
     def from_dict(cls, obj):
         return cls(**{**obj, "grid": tuple(obj["grid"])})
 
-    @property
-    def at_minimum(self):
-        """True when the low edge cannot move: the next value down is below the smallest the
-        parameter allows (the kernel ridges' lam, :class:`~calibdash.estimators.registry.Parameter`)."""
-        described = parameter(self.param)
-        return (self.side == "low" and described is not None and described.minimum > 0
-                and len(self.extended_grid()) == len(self.grid))
-
     def extended_grid(self):
         """The grid with three more values beyond the edge, spaced as its two outermost values
-        (whole numbers for an integer parameter, never below 1, never below the parameter's
-        minimum)."""
-        described = parameter(self.param)
-        minimum = described.minimum if described is not None else 0.0
+        (whole numbers for an integer parameter, never below 1)."""
         values = sorted(self.grid)
         edge, inner = (values[0], values[1]) if self.side == "low" else (values[-1], values[-2])
         ratio = max(edge, inner) / min(edge, inner) if min(edge, inner) > 0 else 10.0
@@ -87,7 +71,7 @@ class GridEdge:
         for k in range(1, _EXTRA + 1):
             v = edge * step ** k
             v = max(1, round(v)) if integer else float(f"{v:.6g}")
-            if v not in values and v not in extra and v >= minimum:
+            if v not in values and v not in extra:
                 extra.append(v)
         return sorted(values + extra)
 
@@ -103,10 +87,6 @@ class GridEdge:
                         f"grid {span}, but the risk is flat there: the two {extreme} values predict held-out calibration "
                         f"gaps equally well (their paired risk difference is within one standard error), so {where} "
                         "values would not do better and the grid need not be extended.")
-            if self.at_minimum:
-                return (f"{self.estimator}: the selected {self.param} = {_g(self.value)} lies at the low edge of its grid "
-                        f"{span} and the risk is still falling there, but {self.param} cannot go lower: "
-                        f"{_floor_reason(self.param)}")
             return (f"{self.estimator}: the selected {self.param} = {_g(self.value)} lies at the {self.side} edge of its "
                     f"grid {span} and the risk is still falling there, so a {where} value may fit better: add {where} "
                     f"values of {self.param} to the grid of {self.estimator}.")
@@ -118,8 +98,5 @@ class GridEdge:
             if self.flat:
                 return (head + f", but the risk is flat there: {where} values would predict the held-out calibration gaps "
                         "no better, so there is nothing to change.")
-            if self.at_minimum:
-                return head + (f", and the risk was still falling there, but it is the smallest value allowed: "
-                               f"{_floor_reason(self.param)}")
             return head + f", and the risk was still falling there: a {where} value may fit better. Try {where} values."
         raise ValueError(f"audience must be one of {AUDIENCES}, got {audience!r}.")

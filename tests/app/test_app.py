@@ -191,19 +191,6 @@ def test_grid_edits_take_effect_and_bad_text_is_refused(at):
     assert at.text_area(key="cfg__grid__top-label__bins").value == "7, many"
 
 
-def test_a_lam_below_the_ridges_floor_is_refused_with_the_reason(at):
-    go(at, "calibdash_app/app_pages/evaluate.py")
-    at.multiselect(key="cfg__notions").set_value(["top-label"]).run()
-    at.multiselect(key="cfg__est__top-label").set_value(["kkkr"]).run()
-    at.text_area(key="cfg__grid__top-label__kkkr").input("1e-3, 1e-12").run()
-    before = dict(at.session_state["active"])
-    at.button(key="run").click().run()
-    no_exception(at)
-    text = at.error[0].value.replace("\\", "") if at.error else ""  # shown with Markdown's characters escaped
-    assert "lam = 1e-12 is below 2.2e-10" in text and "at least 2.2e-10" in text
-    assert dict(at.session_state["active"]) == before  # nothing ran: the results shown stay
-
-
 def boom(*args, **kwargs):
     raise RuntimeError("simulated failure")
 

@@ -321,6 +321,79 @@ def test_shared_feature_loss_equals_the_direct_route():
 
 
 
+def _truncated_ridge_h(fam, P_tr, y_tr, P_a, P_b, notion, lam, gram):
+    """Brute force of the kernel ridges below LAM_FLOOR on the exact path: the ridge of the
+    kernel's truncation K_r = Q_r diag(l_r) Q_r^T (eigenvalues above 1e-10 l_max), queries
+    projected on span(Q_r): UKKR v(z) = (Q_r^T U)^T diag(1 / (l_r + lam n)) Q_r^T k(z), KKKR
+    h = psi(a)^T [(Q_r^T U)(Q_r^T U)^T / (l_r l_r^T + lam n^2)] psi(b). ``gram(A, B)`` gives the
+    kernel's entries."""
+    total = 0.0
+    for (z_tr, _c, t_tr), (za, _ca, _ta), (zb, _cb, _tb) in zip(
+            brute.notion_problems(P_tr, y_tr, notion), brute.notion_problems(P_a, np.zeros(len(P_a), int), notion),
+            brute.notion_problems(P_b, np.zeros(len(P_b), int), notion)):
+        n = len(z_tr)
+        l, Q = np.linalg.eigh(gram(z_tr, z_tr))
+        keep = l > 1e-10 * l.max()
+        l, Q = l[keep], Q[:, keep]
+        M = Q.T @ (z_tr - t_tr)
+        pa, pb = Q.T @ gram(z_tr, za), Q.T @ gram(z_tr, zb)
+        if fam == "ukkr":
+            total = total + (M.T @ (pa / (l + lam * n)[:, None])).T @ (M.T @ (pb / (l + lam * n)[:, None]))
+        else:
+            total = total + pa.T @ ((M @ M.T) / (np.outer(l, l) + lam * n**2)) @ pb
+    return total
+
+
+@pytest.mark.parametrize("fam", ["ukkr", "kkkr"])
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+def test_below_the_ridges_floor_the_exact_path_is_the_ridge_of_the_truncated_kernel(fam, notion):
+    """Exact kernel ridge regression below LAM_FLOOR would follow the rounding (docs/design.md,
+    "The ridge's floor"); there the exact path truncates the kernel at its numerical rank, as
+    the Nystroem path does. At the floor and above it is the exact ridge (test_h_matches_brute_force).
+
+    With the package's kernel entries the formula must hold to rounding (1e-10). With the
+    brute-force entries, which differ from them in the last digit, the truncated ridge may move
+    by up to eps / 1e-10 = 2.2e-6 relative (its smallest eigenvalue is 1e-10 of the largest):
+    that bound is what makes it reproducible on another CPU, and it is asserted too."""
+    from calibdash.estimators.kernel_ridge import LAM_FLOOR, rbf_kernel
+
+    P, y = random_problem(seed=23, n=46, d=3)
+    P_tr, y_tr, P_a, P_b = P[:36], y[:36], P[36:44], P[38:46]
+    package_gram = lambda A, B: rbf_kernel(A, B, 0.5)  # noqa: E731
+    brute_gram = lambda A, B: brute.gram(A, B, lambda a, b: brute.rbf(a, b, 0.5))  # noqa: E731
+    for lam in (1e-11, 1e-16):
+        est = cd.make_estimator(fam, notion=notion, lam=lam).fit(P_tr, y_tr)
+        assert est.low_rank_
+        H = est.h(P_a, P_b)
+        assert_rel_close(H, _truncated_ridge_h(fam, P_tr, y_tr, P_a, P_b, notion, lam, package_gram), 1e-10)
+        assert_rel_close(H, _truncated_ridge_h(fam, P_tr, y_tr, P_a, P_b, notion, lam, brute_gram),
+                         np.finfo(float).eps / 1e-10)  # kernel_ridge keeps eigenvalues above 1e-10 l_max
+    at_floor = cd.make_estimator(fam, notion=notion, lam=LAM_FLOOR).fit(P_tr, y_tr)
+    assert not at_floor.low_rank_
+    kernel = lambda a, b: brute.rbf(a, b, 0.5)  # noqa: E731
+    exact = (brute.ukkr_h if fam == "ukkr" else brute.kkkr_h)(P_tr, y_tr, P_a, P_b, notion, LAM_FLOOR, kernel)
+    assert_rel_close(at_floor.h(P_a, P_b), exact, 1e-4)  # the exact ridge, as well as its conditioning allows
+
+
+@pytest.mark.parametrize("fam,d", [("ukkr", 3), ("ukkr", 30), ("kkkr", 3)])
+def test_a_grid_across_the_floor_gives_every_value_its_own_estimator(fam, d):
+    """One path over values above and below LAM_FLOOR, in no order, equals one fit per value:
+    each run of values shares its basis (the exact one, or its truncation), and UKKR's risks
+    from r x r cross-products (d = 30) take the truncated basis too."""
+    from calibdash.estimators.kernel_ridge import LAM_FLOOR
+
+    P, y = random_problem(seed=24, n=100, d=d, concentration=0.3)
+    lams = [1e-3, 1e-12, 1e-6, 1e-16, LAM_FLOOR, 1e-11]
+    path = cd.make_estimator(fam, notion="canonical").fit_path(P[:40], y[:40], lams)
+    risks = path.risks(P[40:], y[40:])
+    for lam, est, got in zip(lams, path.estimators, risks):
+        single = cd.make_estimator(fam, notion="canonical", lam=lam).fit(P[:40], y[:40])
+        assert est.low_rank_ == single.low_rank_ == (lam < LAM_FLOOR)
+        assert got == pytest.approx(cd.risk(single, P[40:], y[40:]), rel=1e-10)
+        np.testing.assert_allclose(est.h_diag(P[40:]), single.h_diag(P[40:]), rtol=1e-10, atol=1e-14)
+    assert len({id(e.bases_) for e in path.estimators}) == 2
+
+
 def test_ukkr_path_risk_from_cross_products_equals_direct_risk():
     """With many classes and a low-rank basis the UKKR path computes its risks from r x r
     cross-products; they must equal the generic computation."""

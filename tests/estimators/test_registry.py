@@ -145,23 +145,3 @@ def test_grid_text_follows_the_registrys_parameter_descriptions():
     assert parse_grid_text("fit, 1.5", "temperature") == ["fit", 1.5]
     with pytest.raises(ConfigError, match=r"'fit' is not a number\.$"):
         parse_grid_text("fit", "bandwidth")
-
-
-def test_no_kernel_ridge_accepts_a_lam_below_the_floor_where_rounding_decides():
-    """lam below LAM_FLOOR is refused with the reason and the fix, by the estimators, by the
-    pipeline before any fit, and no default grid reaches it (docs/design.md, "The ridge's floor")."""
-    from calibdash.estimators.kernel_ridge import LAM_FLOOR
-
-    assert LAM_FLOOR == pytest.approx(np.finfo(float).eps * 1e6) and parameter("lam").minimum == LAM_FLOOR
-    for family in ("kkkr", "ukkr"):
-        make_estimator(family, notion="top-label", lam=LAM_FLOOR)  # the floor itself is allowed
-        with pytest.raises(ConfigError, match=r"lam = 1e-14 is below 2\.2e-10: .*Use values of lam of at least 2\.2e-10"):
-            make_estimator(family, notion="top-label", lam=1e-14)
-        for notion in ("top-label", "canonical", "classwise"):
-            lams = default_grid(family, notion)["lam"]
-            assert LAM_FLOOR <= min(lams) < 10 * LAM_FLOOR  # down to the floor
-    P = np.full((40, 2), 0.5)
-    with pytest.raises(ConfigError, match=r"lam = 1e-12 is below"):
-        resolve("top-label", ["kkkr"], {"kkkr": {"lam": [1e-3, 1e-12]}})
-    with pytest.raises(ConfigError, match=r"below 2\.2e-10"):
-        cd.evaluate(P, np.arange(40) % 2, notion="top-label", estimators=["ukkr"], grids={"ukkr": {"lam": [1e-11]}})

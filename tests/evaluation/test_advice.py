@@ -9,14 +9,14 @@ from calibdash.evaluation.result import EvaluationResult
 from calibdash.lab import demo
 
 FALLING = GridEdge("bins", "n_bins", 5, "low", (5, 10, 20, 40), False)
-FLAT = GridEdge("ukkr", "lam", 1e-8, "low", (1e-8, 1e-7, 1.0), True)
+FLAT = GridEdge("ukkr", "lam", 1e-10, "low", (1e-10, 1e-9, 1e-8, 1.0), True)
 
 
 def test_the_python_wording_is_the_results_warning():
     assert FALLING.text("python") == ("bins: the selected n_bins = 5 lies at the low edge of its grid (5 to 40) and the risk is "
                                       "still falling there, so a smaller value may fit better: add smaller values of n_bins "
                                       "to the grid of bins.")
-    assert FLAT.text("python").startswith("ukkr: the selected lam = 1e-08 lies at the low edge of its grid (1e-08 to 1), but "
+    assert FLAT.text("python").startswith("ukkr: the selected lam = 1e-10 lies at the low edge of its grid (1e-10 to 1), but "
                                           "the risk is flat there")
 
 
@@ -33,32 +33,11 @@ def test_the_extended_grid_goes_beyond_the_edge_and_parses_back():
     assert FALLING.extended_grid() == [1, 2, 5, 10, 20, 40]  # whole numbers, halving, never below 1
     high = GridEdge("kde", "bandwidth", 0.5, "high", (0.05, 0.2, 0.5), False)
     assert high.extended_grid() == pytest.approx([0.05, 0.2, 0.5, 1.25, 3.125, 7.8125])
-    low = GridEdge("kkkr", "lam", 1e-6, "low", (1e-6, 1e-5, 1e-4), False)
-    assert low.extended_grid() == pytest.approx([1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4])
-    # never below the ridge's floor (2.2e-10): 1e-10 and 1e-11 are left out
-    assert GridEdge("kkkr", "lam", 1e-8, "low", (1e-8, 1e-7), False).extended_grid() == pytest.approx([1e-9, 1e-8, 1e-7])
+    low = GridEdge("kkkr", "lam", 1e-9, "low", (1e-9, 1e-8, 1e-7), False)
+    assert low.extended_grid() == pytest.approx([1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7])
     from calibdash.evaluation.gridtext import format_grid
 
     assert parse_grid_text(format_grid(high.extended_grid()), "bandwidth") == pytest.approx(high.extended_grid())
-
-
-def test_an_edge_at_the_ridges_floor_says_that_the_grid_cannot_go_lower():
-    from calibdash.estimators.kernel_ridge import LAM_FLOOR
-
-    at_floor = GridEdge("kkkr", "lam", 1e-9, "low", (1e-9, 1e-8, 1e-7), False)
-    assert 1e-10 < LAM_FLOOR <= 1e-9 and at_floor.at_minimum and at_floor.extended_grid() == [1e-9, 1e-8, 1e-7]
-    assert at_floor.text("python") == (
-        "kkkr: the selected lam = 1e-09 lies at the low edge of its grid (1e-09 to 1e-07) and the risk is still falling "
-        "there, but lam cannot go lower: below 2.2e-10 the computer's rounding, not the data, would decide the result, "
-        "so this value stays.")
-    app = at_floor.text("app")
-    assert "smallest value allowed" in app and "Try smaller values" not in app and "lam =" not in app
-    # a high edge, a falling bins edge and a lam edge above the floor can all move; one bin is
-    # the least whole number, not a floor of the arithmetic
-    one_bin = GridEdge("bins", "n_bins", 1, "low", (1, 2, 4), False)
-    assert one_bin.extended_grid() == [1, 2, 4] and "cannot go lower" not in one_bin.text("python")
-    assert not any(e.at_minimum for e in (FALLING, FLAT, one_bin, GridEdge("kkkr", "lam", 1e-3, "high", (1e-5, 1e-3), False),
-                                           GridEdge("kkkr", "lam", 1e-8, "low", (1e-8, 1e-7), False)))
 
 
 @pytest.mark.slow

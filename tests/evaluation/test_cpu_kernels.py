@@ -1,12 +1,13 @@
 """The same selection and verdict whichever matrix kernels the CPU gets.
 
 OpenBLAS picks its kernels by CPU (``Haswell`` on AVX2 machines, AMD's AVX-512 EPYC included;
-``SkylakeX`` on Intel's AVX-512 ones), and they round differently. The kernel ridges amplify
-that rounding by about 1 / lam: with their grids down to 1e-18, KKKR on the demo "digits:
-naive Bayes" selected lam = 1e-8 under one kernel family and 1e-14 under the other, and the
-app's verdict went from "clearly miscalibrated" to "indistinguishable from calibrated".
-``kernel_ridge.LAM_FLOOR`` keeps lam where the risks reproduce to 1e-6. This test runs the
-demo's default top-label evaluation in two processes, each forced onto one kernel family
+``SkylakeX`` on Intel's AVX-512 ones), and they round differently. Exact kernel ridge regression
+amplifies that rounding by about 1 / lam: with the default grids (down to 1e-18), KKKR on the
+demo "digits: naive Bayes" selected lam = 1e-8 under one kernel family and 1e-14 under the
+other, and the app's verdict went from "clearly miscalibrated" to "indistinguishable from
+calibrated". Below ``kernel_ridge.LAM_FLOOR`` the exact path now truncates the kernel at its
+numerical rank, where the risks reproduce whatever lam is. This test runs the demo's default
+top-label evaluation in two processes, each forced onto one kernel family
 (``OPENBLAS_CORETYPE``), and asks for the same choices, numbers to 1e-6 and the same verdict.
 On a CPU where the families cannot be forced, its own kernels are compared with the Haswell
 numbers recorded below, at ``blas_kernels.CROSS_CPU_RTOL``.
