@@ -24,9 +24,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 # The pinned numbers' kernels: every x86-64 CPU with AVX2 can run them.
 PINNED = "Haswell"
-# How far two CPUs' numbers may differ, measured between the Haswell and SkylakeX families with
-# the ridge's floor (docs/design.md, "The ridge's floor"): up to 1.3e-6 relative in the pinned
-# summaries, 3e-5 relative (1e-9 absolute) in single rows' KKKR diagonals near 0.
+# How far two CPUs' numbers may differ, measured on the pinned numbers between the Haswell and
+# SkylakeX families (docs/design.md, "The ridge's floor"): up to 1.2e-6 relative where they differ
+# by more than 1e-8, and by less than 1e-8 elsewhere (single rows' kernel ridge diagonals near 0).
 CROSS_CPU_RTOL, CROSS_CPU_ATOL = 1e-5, 1e-8
 
 _ARCH = """
