@@ -207,16 +207,19 @@ def exact_basis(Z, U, gamma):
     return KernelBasis(Z, Q, l, Q.T @ U, gamma, Z.shape[0], U)
 
 
-def truncated_basis(basis):
-    """The kernel ridges' basis for ``lam`` below :data:`LAM_FLOOR`: an exact basis keeps the
+def truncated_bases(bases):
+    """The kernel ridges' bases for ``lam`` below :data:`LAM_FLOOR`: an exact basis keeps the
     eigenvalues above ``_EIG_RTOL`` l_max and no null-space term (kernel ridge regression with
-    the kernel's truncation Q_r diag(l_r) Q_r^T, computable at any lam); a Nystroem basis is
-    truncated so already and is returned as it is."""
-    if not basis.exact:
-        return basis
-    keep = basis.eigenvalues > _EIG_RTOL * basis.eigenvalues.max()
-    return KernelBasis(basis.centres, basis.projection[:, keep], basis.eigenvalues[keep], basis.QtU[keep],
-                       basis.gamma, basis.n_train)
+    the kernel's truncation Q_r diag(l_r) Q_r^T, computable at any lam). Nystroem bases are
+    truncated so already: their list is returned as it is (the problems of one notion all take
+    the same path)."""
+    if not any(b.exact for b in bases):
+        return bases
+    out = []
+    for b in bases:
+        keep = b.eigenvalues > _EIG_RTOL * b.eigenvalues.max()
+        out.append(KernelBasis(b.centres, b.projection[:, keep], b.eigenvalues[keep], b.QtU[keep], b.gamma, b.n_train))
+    return out
 
 
 @dataclass(frozen=True)
@@ -437,7 +440,7 @@ class _KernelRidgeEstimator(CalibrationEstimator):
 
     def _fit(self, P, y):
         bases = self._fit_bases(P, y)
-        self.bases_ = bases if self.lam >= LAM_FLOOR else [truncated_basis(b) for b in bases]
+        self.bases_ = bases if self.lam >= LAM_FLOOR else truncated_bases(bases)
 
     def _fit_path(self, estimators, P, y, cache):
         # UKKR and KKKR with the same kernel share the exact eigenbasis, or the pivoted
@@ -452,9 +455,7 @@ class _KernelRidgeEstimator(CalibrationEstimator):
                 e.bases_ = bases
                 continue
             if truncated is None:
-                truncated = [truncated_basis(b) for b in bases]
-                # one list object when nothing was cut, so the path stays one group
-                truncated = bases if all(t is b for t, b in zip(truncated, bases)) else truncated
+                truncated = truncated_bases(bases)
             e.bases_ = truncated
 
     @property
