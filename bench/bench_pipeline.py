@@ -294,6 +294,9 @@ print(json.dumps({{"total": time.perf_counter() - t, "peak_mib": peak_mib(), "es
 
 
 def bench_binary(before, repeats=3):
+    sys.path.insert(0, str(ROOT))
+    from calibdash.estimators import kde_grid  # the route's threshold, for the text
+
     load = os.getloadavg()[0]
     rows = []
     for n in (50_000, 100_000, 1_000_000):
@@ -315,8 +318,8 @@ def bench_binary(before, repeats=3):
         "The default top-label pipeline (`cd.evaluate_notions(P, y, notions=('top-label',), n_jobs=2)`, every "
         "default estimator and grid) on a binary classifier's outputs (confidence 0.5 + 0.5 Beta(5, 2), outcome "
         "with probability c^1.3), each run in a fresh process; median of 3 runs (one at 1,000,000 rows, and one of the "
-        "code before). Above "
-        "2e8 query x training pairs the Beta kernel's regressions take the grid route "
+        "code before). From "
+        f"{kde_grid.GRID_MIN_PAIRS:.0e} query x training pairs the Beta kernel's regressions take the grid route "
         "(`calibdash/estimators/kde_grid.py`, docs/design.md section 3), so the kernel density family no longer "
         "grows as n^2. *Before*: commit 6ac43d8 in its own worktree, side by side. The last column is the "
         "kernel density family's holdout estimate (the calibration error, x100 in points) before / after: the "

@@ -42,12 +42,16 @@ ZETA_CELL = 1.0 / 64.0
 # (CELL_FRACTION)^2 / 24 relative, 1e-4 at 1/16.
 CELL_FRACTION = 1.0 / 16.0
 # |g_grid - g_exact| <= ERROR_BOUND on the test inputs of tests/estimators/test_kde_grid.py (20,000
-# training rows; the largest error found there is about a tenth of it, at the smallest bandwidth).
+# training rows, and 5,000, the fewest that take the grid route with 1,000 query rows; the largest
+# error found there is 1.4e-4, with 5,000 rows of classwise confidences, many of them exact zeros).
 ERROR_BOUND = 1e-3
 # Query x training pairs from which kernel regressions of the one-dimensional notions take the
-# grid route (a fit on 40,000 rows evaluated at 10,000: 4e8). Below it the exact route is about
-# as fast, and every number stays as it was.
-GRID_MIN_PAIRS = 200_000_000
+# grid route: where it is the faster one (issue 26, item 2). Measured on one thread with the
+# default 20 bandwidths (CIFAR-100's confidences, training rows 4 x the query rows): at 3e6
+# pairs the exact route takes 0.125 s and the grid route 0.139 s, at 6e6 0.207 s against 0.180 s,
+# at 1e7 (a fold of a 10,000-row file) 0.35 s against 0.21 s, and at 2e7 0.70 s against 0.26 s.
+# Below it every number is the exact route's.
+GRID_MIN_PAIRS = 5_000_000
 _LOG_WEIGHT_WINDOW = 60.0  # cells further below a node's largest log-weight are left out
 _BLOCK_ENTRIES = 1_000_000  # nodes x cells per dense block (8 MB)
 _NODE_BLOCK = 256  # nodes whose cell windows are joined into one dense block

@@ -30,17 +30,27 @@ def confidences(kind, n, rng):
     return np.column_stack([c, r])
 
 
+def exact_route(monkeypatch):
+    """Keep every regression on the exact route, whatever its size (the reference)."""
+    monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", np.iinfo(np.int64).max)
+
+
 def targets(S, rng):
     return (rng.random(S.shape[0]) < S[:, 0] ** 1.2).astype(float)[:, None]
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", ["spread", "confident", "zeros"])
-def test_grid_regression_within_bound_of_exact(kind):
+# 20,000 training rows, and the fewest that take the grid route with 1,000 query rows: the
+# cells' sums then hold fewer rows each, which the bound must survive as well.
+@pytest.mark.parametrize("n_train", [20_000, kde_grid.GRID_MIN_PAIRS // 1_000])
+def test_grid_regression_within_bound_of_exact(kind, n_train, monkeypatch):
     rng = np.random.default_rng(3)
-    S = confidences(kind, 20_000, rng)
+    S = confidences(kind, n_train, rng)
     T = targets(S, rng)
     S_query = confidences(kind, 1_000, rng)
+    assert kde_grid.use_grid(S_query.shape[0], n_train)
+    exact_route(monkeypatch)
     exact = kernel_regression(S_query, KernelCentres.from_targets(S, T), BANDWIDTHS)
     grid = kde_grid.grid_kernel_regression(S_query, kde_grid.statistics_for(S, T, BANDWIDTHS), BANDWIDTHS)
     worst = max(np.max(np.abs(a - b)) for a, b in zip(exact, grid))
@@ -203,6 +213,7 @@ def test_estimator_risks_and_fold_diagonals_match_the_exact_route(notion, monkey
                                             notion, 0.01)
         return risks, est.squared_error(P[test]), risk(est, P[test], y[test]), diags
 
+    exact_route(monkeypatch)
     exact = run()
     monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
     approx = run()
@@ -245,9 +256,9 @@ def test_fold_diagonals_are_linear_only_on_the_grid_route(monkeypatch):
     assert not KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "canonical")
     assert KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "top-label")
     assert KDEEstimator.fold_diagonals_linear(2_000_000, [1_600_000] * 5, "classwise")
-    assert not KDEEstimator.fold_diagonals_linear(2_000, [2_000] * 5, "top-label")
+    assert not KDEEstimator.fold_diagonals_linear(1_000, [1_000] * 5, "top-label")  # 4e6 pairs
     monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
-    assert KDEEstimator.fold_diagonals_linear(2_000, [2_000] * 5, "top-label")
+    assert KDEEstimator.fold_diagonals_linear(1_000, [1_000] * 5, "top-label")
     # the training rows are counted as kernel_regression_by_parts counts them: all parts but the smallest
     monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 10 * 9)
     assert KDEEstimator.fold_diagonals_linear(10, [3, 4, 5], "top-label")
