@@ -32,6 +32,7 @@ Run from the project root:  .venv/bin/python bench/bench_pipeline.py [cifar100] 
 from __future__ import annotations
 
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -104,11 +105,10 @@ def bench_cifar100(repeats=3):
         "literature estimators, 80/20 split, 5 folds) for top-label and canonical together, as the app "
         "and the command line run it, on `cifar100_wrn16-4.npz` (10,000 x 100). "
         f"Median of {repeats} runs, each in a fresh process (so it includes start-up work: with n_jobs=2, "
-        "starting the two worker processes, which import scikit-learn); *again* is a second call in the same "
+        "starting the two worker processes and their imports); *again* is a second call in the same "
         "process, as in the app after its first run. Since `import calibdash` loads its submodules on first "
-        "use (issue 14), the fresh-process total also includes importing the pipeline and scikit-learn in the "
-        "main process (about 1.5 s, which `import calibdash` itself did before: the figures of 15.5 s at "
-        "n_jobs=2 then and 17.3 s now, measured side by side, differ by that; *again* is unchanged). "
+        "use (issue 14), the fresh-process total also includes importing the pipeline in the main process "
+        "(neither the run nor its workers import scikit-learn). "
         "Baseline: about one hour per model for the authors' code on this kind of machine (docs/design.md, "
         "section 6); the ratio is 3,600 s / our total.\n\n"
         "| n_jobs | total, fresh process (s) | again, workers started (s) | peak memory (MiB) | ratio vs ~1 h |\n"
@@ -336,6 +336,9 @@ SCALING_VALUE = {"bins": "n_bins=15", "kde": "bandwidth=0.01", "ukkr": "lam=1e-3
 
 
 def bench_scaling(sizes=(1_000, 3_000, 10_000, 30_000, 100_000)):
+    sys.path.insert(0, str(ROOT))
+    from calibdash.estimators import kde_grid  # the route's threshold, for the text
+
     rows = []
     for notion, fams in (("top-label", ("bins", "kde", "ukkr", "kkkr")), ("canonical", ("kde", "ukkr", "kkkr"))):
         for fam in fams:
@@ -359,8 +362,11 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}})
         f"({', '.join(f'{k}: {v}' for k, v in SCALING_VALUE.items() if k != 'temperature')}); "
         "time and peak memory (proportional set size, PSS) of the whole process tree (NumPy and the data included), one run each. "
         "The kernel ridge families switch to the Nystroem path above 2,000 training rows and then "
-        "grow linearly in n; the kernel density family is quadratic by nature and computed in "
-        "blocks, so its memory stays bounded.\n\n"
+        "grow linearly in n. The kernel density family's Dirichlet kernel (canonical) is quadratic by nature "
+        "and computed in blocks, so its memory stays bounded; its Beta kernel (top-label) takes the grid route "
+        f"from {kde_grid.GRID_MIN_PAIRS:.0e} query x training pairs (here from n = "
+        f"{math.ceil(math.sqrt(kde_grid.GRID_MIN_PAIRS / 0.16)):,}: 0.8 n training rows, 0.2 n query rows) and "
+        "is linear in n from there.\n\n"
         "| family | notion | " + " | ".join(f"n = {n:,}" for n in sizes) + " |\n"
         "|---|---|" + "---|" * len(sizes) + "\n" + "\n".join(rows)
     )
