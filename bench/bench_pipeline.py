@@ -348,6 +348,8 @@ def bench_scaling(sizes=(1_000, 3_000, 10_000, 30_000, 100_000)):
 sim = dirichlet_simulation(n={n}, n_classes=10, alpha=0.3, distortion=0.5, random_state=0)
 P, y = sim.probs, sim.labels
 m = int(0.8 * {n})
+# The modules calibdash loads on first use, loaded before the clock starts (0.12 s).
+cd.risk(cd.make_estimator({fam!r}, notion={notion!r}, {SCALING_VALUE[fam]}).fit(P[:200], y[:200]), P[200:400], y[200:400])
 t = time.perf_counter()
 est = cd.make_estimator({fam!r}, notion={notion!r}, {SCALING_VALUE[fam]}).fit(P[:m], y[:m])
 r = cd.risk(est, P[m:], y[m:])
@@ -360,7 +362,8 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}})
     body = (
         "Fit on 80 % and risk on 20 % of a synthetic 10-class set, one hyperparameter value "
         f"({', '.join(f'{k}: {v}' for k, v in SCALING_VALUE.items() if k != 'temperature')}); "
-        "time and peak memory (proportional set size, PSS) of the whole process tree (NumPy and the data included), one run each. "
+        "time (after one small fit and risk that load the modules calibdash imports on first use) and peak "
+        "memory (proportional set size, PSS) of the whole process tree (NumPy and the data included), one run each. "
         "The kernel ridge families switch to the Nystroem path above 2,000 training rows and then "
         "grow linearly in n. The kernel density family's Dirichlet kernel (canonical) is quadratic by nature "
         "and computed in blocks, so its memory stays bounded; its Beta kernel (top-label) takes the grid route "
