@@ -42,8 +42,11 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT))
 
 from _report import write_section  # noqa: E402
+
+from calibdash.estimators import kde_grid  # noqa: E402  (the grid route's threshold, for the texts)
 
 PY = sys.executable
 
@@ -294,9 +297,6 @@ print(json.dumps({{"total": time.perf_counter() - t, "peak_mib": peak_mib(), "es
 
 
 def bench_binary(before, repeats=3):
-    sys.path.insert(0, str(ROOT))
-    from calibdash.estimators import kde_grid  # the route's threshold, for the text
-
     load = os.getloadavg()[0]
     rows = []
     for n in (50_000, 100_000, 1_000_000):
@@ -336,9 +336,6 @@ SCALING_VALUE = {"bins": "n_bins=15", "kde": "bandwidth=0.01", "ukkr": "lam=1e-3
 
 
 def bench_scaling(sizes=(1_000, 3_000, 10_000, 30_000, 100_000)):
-    sys.path.insert(0, str(ROOT))
-    from calibdash.estimators import kde_grid  # the route's threshold, for the text
-
     rows = []
     for notion, fams in (("top-label", ("bins", "kde", "ukkr", "kkkr")), ("canonical", ("kde", "ukkr", "kkkr"))):
         for fam in fams:
