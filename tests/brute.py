@@ -97,11 +97,14 @@ def kde_h(P_tr, y_tr, P_a, P_b, notion, bandwidth):
     def regress(z_tr, c_tr, t_tr, zq, cq):
         g = []
         for q in range(zq.shape[0]):
+            # log densities, scaled by the largest before exponentiating: at small bandwidths the
+            # densities themselves overflow or underflow (0 / 0), their ratios do not
             if z_tr.shape[1] == 1:  # Beta kernel on [z, 1 - z]
                 x = min(max(zq[q, 0], TINY), 1.0)
-                w = np.array([stats.beta.pdf(x, z_tr[j, 0] / b + 1, c_tr[j] / b + 1) for j in range(len(z_tr))])
+                logw = np.array([stats.beta.logpdf(x, z_tr[j, 0] / b + 1, c_tr[j] / b + 1) for j in range(len(z_tr))])
             else:  # Dirichlet kernel
-                w = np.array([stats.dirichlet.pdf(zq[q], z_tr[j] / b + 1) for j in range(len(z_tr))])
+                logw = np.array([stats.dirichlet.logpdf(zq[q], z_tr[j] / b + 1) for j in range(len(z_tr))])
+            w = np.exp(logw - logw.max())
             g.append(w @ t_tr / w.sum())
         return zq - np.array(g)
 

@@ -464,6 +464,50 @@ def test_kde_path_risks_streamed_over_row_blocks_equal_the_one_shot_risks(notion
     np.testing.assert_allclose(streamed, brute_risk, rtol=1e-10)
 
 
+@pytest.mark.parametrize("density", [0.0, 1.0])
+def test_plug_in_cross_products_are_the_same_by_either_route(density, monkeypatch):
+    """The risk's cross-products of V = Z - G from the nonzeros of G (U^T Z - U^T G and
+    Z^T Z - Z^T G - G^T Z + G^T G) equal the dense products of V, here on regressions with and
+    without exact zeros, each route forced in turn (density 0: none is sparse enough; 1: all)."""
+    from calibdash.estimators import kde
+
+    rng = np.random.default_rng(3)
+    U, Z = rng.standard_normal((70, 30)), rng.dirichlet(np.ones(30), size=70)
+    dense_G = rng.dirichlet(np.ones(30), size=70)
+    sparse_G = np.zeros((70, 30))
+    sparse_G[np.arange(70), rng.integers(0, 30, size=70)] = rng.uniform(size=70)
+    Gs = [dense_G, sparse_G, sparse_G[::-1].copy()]
+    monkeypatch.setattr(kde, "_SPARSE_RISK_DENSITY", density)
+    for (a, b, vv), G in zip(kde._plug_in_cross_products(U, Z, Gs), Gs, strict=True):
+        V = Z - G
+        assert_rel_close(a, U.T @ V, 1e-14)
+        assert_rel_close(b, V.T @ V, 1e-14)
+        np.testing.assert_array_equal(vv, np.einsum("ij,ij->i", V, V))
+
+
+@pytest.mark.slow
+def test_kde_streamed_risks_from_sparse_regressions_equal_the_formula(monkeypatch):
+    """Canonical regressions at small bandwidths put each row's weight on one or two labels
+    (exact zeros elsewhere): the streamed risk then takes their cross-products from the
+    nonzeros, and still equals the one-shot risks and the brute-force formula."""
+    from calibdash.estimators import kde
+
+    P, y = random_problem(seed=9, n=450, d=100, concentration=0.3)
+    bandwidths = [1e-4, 3e-4, 0.5]
+    path = cd.make_estimator("kde", notion="canonical").fit_path(P[:200], y[:200], bandwidths)
+    one_shot = path.risks(P[200:], y[200:])
+    taken = []
+    real = kde.csr_matrix
+    monkeypatch.setattr(kde, "csr_matrix", lambda G: taken.append(np.count_nonzero(G) / G.size) or real(G))
+    monkeypatch.setattr(kde, "_STREAM_ENTRIES", len(bandwidths) * 100 * 40)  # 40 rows per block
+    streamed = path.risks(P[200:], y[200:])
+    assert len(taken) == 2 * 7 and max(taken) <= kde._SPARSE_RISK_DENSITY  # the two small bandwidths, 7 blocks
+    np.testing.assert_allclose(streamed, one_shot, rtol=1e-12)
+    A = brute.residual_matrix(P[200:], y[200:], "canonical")
+    brute_risk = [brute.risk(brute.kde_h(P[:200], y[:200], P[200:], P[200:], "canonical", b), A) for b in bandwidths]
+    np.testing.assert_allclose(streamed, brute_risk, rtol=1e-10)
+
+
 @pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
 @pytest.mark.slow
 def test_kde_fold_diagonals_equal_each_fold_model_and_the_formula(notion):
