@@ -182,6 +182,9 @@ class _NotionRun:
         self.fold_tasks = [(max(self.cost(name) for name, _ in items), k, items)
                            for items in groups.values() for k in range(n_folds)]
         self.fold_out = [dict() for _ in range(n_folds)]
+        # Filled by select: risks[name][fold, combination of fixed parameters, tuned value],
+        # and the chosen combination's and value's indices and parameters.
+        self.risks, self.chosen_index, self.chosen_params = {}, {}, {}
         self.seconds = defaultdict(float)
         # Each estimator's holdout diagonals as the two means its error needs, taken as the
         # tasks return; with keep_diagonals also the (k, n_test) table, filled in place: fold
@@ -239,28 +242,28 @@ class _NotionRun:
             self.fold_out[k][name] = runs
             self.seconds[name] += sec
 
-    def select(self):
-        """Per estimator the grid value of lowest mean validation risk; returns the holdout
-        tasks of the chosen fold models as (name, fold, params, model or None)."""
+    def select(self, names):
+        """Per estimator of ``names`` (all of its folds validated) the grid value of lowest mean
+        validation risk; returns the holdout tasks of the chosen fold models as (name, fold,
+        params, model or None)."""
         n_folds = len(self.parts)
-        # risks[name][fold, combination of fixed parameters, tuned value]
-        self.risks, self.chosen_index, self.chosen_params = {}, {}, {}
-        for name in self.names:
+        for name in names:
             self.risks[name] = np.array([[r for _, r, _ in self.fold_out[k][name]] for k in range(n_folds)])
             c_best, v_best = np.unravel_index(int(np.argmin(self.risks[name].mean(axis=0))), self.risks[name].shape[1:])
             self.chosen_index[name] = (int(c_best), int(v_best))
             combo = self.fold_out[0][name][int(c_best)][0]
             self.chosen_params[name] = {**combo, tuned_param(name): self.full_grids[name][tuned_param(name)][int(v_best)]}
         tasks = []
-        for name in self.names:
+        for name in names:
             c_best, v_best = self.chosen_index[name]
             for k in range(n_folds):
                 models_k = self.fold_out[k][name][c_best][2]
                 tasks.append((name, k, self.chosen_params[name], None if models_k is None else models_k[v_best]))
         return tasks
 
-    def holdout_jobs(self):
-        """The holdout tasks of the chosen models, as (cost, key, function, arguments).
+    def holdout_jobs(self, names):
+        """The holdout tasks of the chosen models of estimators ``names``, as (cost, key,
+        function, arguments).
 
         Families with ``fold_diagonals`` (the kernel density estimator) compute the k fold
         models' diagonals at once, in chunks of holdout rows, sharing their kernel products;
@@ -268,7 +271,7 @@ class _NotionRun:
         tasks), then the others by the cost of their family's fold task."""
         jobs = []
         parts = self.parts
-        for name, k, params, model in self.select():
+        for name, k, params, model in self.select(names):
             family = REGISTRY[name].family
             if hasattr(FAMILIES[family], "fold_diagonals"):
                 if k == 0:
@@ -645,38 +648,44 @@ def evaluate_notions(
         return [f"{prefix(run)}{name}: holdout estimate of fold {k + 1}/{n_folds}"
                 for name, k in run.absorb_holdout_job(key, out)]
 
-    def holdout_tasks(indices):
-        """The holdout tasks of these runs (their folds all validated: selection comes first),
-        longest first."""
-        jobs = sorted(((cost, i, key, fn, args) for i in indices for cost, key, fn, args in runs[i].holdout_jobs()),
+    def holdout_tasks(selection):
+        """The holdout tasks of these (run, estimator names) pairs (their folds all validated:
+        selection comes first), longest first."""
+        jobs = sorted(((cost, i, key, fn, args) for i, names in selection
+                       for cost, key, fn, args in runs[i].holdout_jobs(names)),
                       key=lambda t: t[0], reverse=True)
         return [(cost, i, ("holdout", key, fn, args)) for cost, i, key, fn, args in jobs]
 
     # Work shared by the folds (the canonical kernel density's normalisers) goes first, with
     # every fold task that does not need it, so that all workers start at once (a fresh worker
     # spends about a second importing before its first task); the tasks that need it follow
-    # in a second phase, with the literature's estimators and the holdout tasks of the notions
-    # already validated, so that the workers finish that phase together (five equal kernel
-    # density tasks alone would leave one worker idle for the last); then the rest of the
-    # holdout tasks.
+    # in a second phase, with the literature's estimators and the holdout tasks of every
+    # estimator already validated (those of the other notions, and the first phase's estimators
+    # of this one), so that the workers finish that phase together (five equal kernel density
+    # tasks alone would leave one worker idle for the last: 18 s at 50,000 x 1,000); then the
+    # holdout tasks of the kernel density estimators.
     shared = [(0.0, i, ("normalisers", j, rows, bandwidths))
               for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs())]
     shared_rows = {(i, task[1]): task[2] for _, i, task in shared}
     waits = [runs[i].needs_normalisers(task[2]) for _, i, task in tasks]
-    waiting = sorted({i for (_, i, _), w in zip(tasks, waits) if w})
+    late = defaultdict(set)  # per run, the estimators validated in the second phase
+    for (_, i, task), w in zip(tasks, waits):
+        if w:
+            late[i].update(name for name, _ in task[2])
     total += len(shared)
 
     def longest_first(batch):
         return sorted(batch, key=lambda t: -t[0])
 
     # Each phase is built when the one before it has ended (selection needs every fold).
-    if waiting:
+    if late:
         phases = [lambda: shared + longest_first([t for t, w in zip(tasks, waits) if not w] + references),
                   lambda: longest_first([t for t, w in zip(tasks, waits) if w] + others)
-                  + holdout_tasks([i for i in range(len(runs)) if i not in waiting]),
-                  lambda: holdout_tasks(waiting)]
+                  + holdout_tasks([(i, [n for n in run.names if n not in late.get(i, ())]) for i, run in enumerate(runs)]),
+                  lambda: holdout_tasks([(i, [n for n in runs[i].names if n in late[i]]) for i in sorted(late)])]
     else:
-        phases = [lambda: longest_first(tasks + others + references), lambda: holdout_tasks(range(len(runs)))]
+        phases = [lambda: longest_first(tasks + others + references),
+                  lambda: holdout_tasks([(i, run.names) for i, run in enumerate(runs)])]
     report("starting")
     for phase in phases:
         batch = phase()

@@ -279,12 +279,13 @@ def test_progress_is_reported_to_completion():
     assert len({c[1] for c in calls}) == 1
 
 
-def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_other_notions_holdouts(monkeypatch):
+def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_validated_holdouts(monkeypatch):
     """Three phases when the canonical kernel density waits for its shared normalisers: the
     normalisers with every fold task that does not need them; then the waiting fold tasks
-    with the literature's estimators and the holdout tasks of the notions already validated
-    (so that the workers finish the phase together); then the rest of the holdout tasks. The
-    numbers are those of one notion at a time, with one job or two."""
+    with the literature's estimators and the holdout tasks of every estimator already
+    validated, of the other notion and of this one (so that the workers finish the phase
+    together); then the kernel density's holdout tasks. The numbers are those of one notion
+    at a time, with one job or two."""
     from calibdash.evaluation import pipeline
 
     P, y = small_data(seed=13, n=500)
@@ -317,8 +318,10 @@ def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_other
     waiting = sorted((key, items) for name, key, items in phases[1] if name == "_run_task")
     assert waiting == [((1, "fold", k), ("kde",)) for k in range(5)]
     assert {("_run_other", 0, "other"), ("_run_other", 1, "other"), ("_run_holdout", 0, "holdout")} <= kinds[1]
-    assert ("_run_holdout", 1, "holdout") not in kinds[1]
-    assert kinds[2] == {("_run_holdout", 1, "holdout")}
+    # canonical's holdouts: temperature's (validated in the first phase) in the second, kde's last
+    holdouts = [{key[2][:2] for name, key, _ in phase if name == "_run_holdout" and key[0] == 1} for phase in phases]
+    assert holdouts[1] == {("holdout", "temperature")}
+    assert holdouts[2] == {("diagonals", "kde")} and kinds[2] == {("_run_holdout", 1, "holdout")}
     # the waiting fold tasks come first in their phase, the holdout tasks last
     names = [name for name, _, _ in phases[1]]
     assert names.index("_run_holdout") > max(i for i, n in enumerate(names) if n == "_run_task")
