@@ -257,6 +257,7 @@ def _plug_in_cross_products(U, Z, Gs):
     """Yields (U^T V, V^T V, the rows' ||v_i||^2) of the plug-in residuals V = Z - G for each
     regression G in ``Gs`` in turn (one bandwidth's d x d products at a time: 16 MB each at
     1,000 classes), the same numbers to rounding (1e-15 relative) by the cheaper of two routes.
+    Each G is overwritten by its V.
 
     A canonical regression at a small bandwidth is sparse: a row's weights above the floor
     (e^-60 of its largest) fall on the centres of one or a few labels, and its other classes
@@ -270,12 +271,12 @@ def _plug_in_cross_products(U, Z, Gs):
     if sum(sparse) >= 2:  # the shared products cost what one dense bandwidth does
         shared = U.T @ Z, Z.T @ Z
     for G, is_sparse in zip(Gs, sparse):
-        V = Z - G
+        Gt = csr_matrix(G).T.tocsr() if shared is not None and is_sparse else None
+        V = np.subtract(Z, G, out=G)  # the residuals take the regression's memory
         vv = np.einsum("ij,ij->i", V, V)
-        if shared is None or not is_sparse:
+        if Gt is None:
             yield U.T @ V, V.T @ V, vv
             continue
-        Gt = csr_matrix(G).T.tocsr()
         GtZ = Gt @ Z
         yield shared[0] - (Gt @ U).T, shared[1] - GtZ - GtZ.T + (Gt @ Gt.T).toarray(), vv
 

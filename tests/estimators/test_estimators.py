@@ -478,8 +478,9 @@ def test_plug_in_cross_products_are_the_same_by_either_route(density, monkeypatc
     sparse_G[np.arange(70), rng.integers(0, 30, size=70)] = rng.uniform(size=70)
     Gs = [dense_G, sparse_G, sparse_G[::-1].copy()]
     monkeypatch.setattr(kde, "_SPARSE_RISK_DENSITY", density)
-    for (a, b, vv), G in zip(kde._plug_in_cross_products(U, Z, Gs), Gs, strict=True):
-        V = Z - G
+    residuals = [Z - G for G in Gs]
+    for (a, b, vv), V, G in zip(kde._plug_in_cross_products(U, Z, Gs), residuals, Gs, strict=True):
+        np.testing.assert_array_equal(G, V)  # each regression's memory now holds its residuals
         assert_rel_close(a, U.T @ V, 1e-14)
         assert_rel_close(b, V.T @ V, 1e-14)
         np.testing.assert_array_equal(vv, np.einsum("ij,ij->i", V, V))
