@@ -46,6 +46,13 @@ from calibdash.predictions import Predictions, canonical_sha256
 # estimator's normalisers and its holdout kernel products): a few seconds each, so that two
 # workers finish together.
 _SHARED_WORK_PER_TASK = 2.5e9
+# Validation rows x training rows x classes of one kernel density fold task above which it is
+# too long for the literature's estimators and the validated holdout tasks to fill its phase
+# beside it: at 50,000 x 1,000 (2.6e11, about 26 s a task) five such tasks on two workers left
+# one idle for 9 s, so there every fold task waits for the normalisers and fills that phase
+# (130 -> 124 s); at 10,000 x 100 (1e9, 0.4 s a task) the phases stay as they are, which
+# were 0.15 s faster there (medians of five runs each, alternated).
+_LONG_WAITING_TASK = 3e10
 
 
 def _fold_task(P, y, train, val, notion, items, shared=None):
@@ -225,6 +232,12 @@ class _NotionRun:
         self.normalisers[:, rows] = values
         for name in self.kde_names:
             self.seconds[name] += sec / len(self.kde_names)
+
+    def kde_fold_size(self):
+        """Validation rows x training rows x classes of one kernel density fold task."""
+        n_opt = sum(len(part) for part in self.parts)
+        n_val = n_opt / len(self.parts)
+        return n_val * (n_opt - n_val) * self.P.shape[1]
 
     def needs_normalisers(self, items):
         """True when a fold task of these (name, grid) items starts from the shared normalisers."""
@@ -663,7 +676,9 @@ def evaluate_notions(
     # estimator already validated (those of the other notions, and the first phase's estimators
     # of this one), so that the workers finish that phase together (five equal kernel density
     # tasks alone would leave one worker idle for the last: 18 s at 50,000 x 1,000); then the
-    # holdout tasks of the kernel density estimators.
+    # holdout tasks of the kernel density estimators. When those waiting tasks are long
+    # (_LONG_WAITING_TASK), every fold task waits with them, so that the phase can be
+    # balanced, and every holdout task comes last.
     shared = [(0.0, i, ("normalisers", j, rows, bandwidths))
               for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs())]
     shared_rows = {(i, task[1]): task[2] for _, i, task in shared}
@@ -678,7 +693,11 @@ def evaluate_notions(
         return sorted(batch, key=lambda t: -t[0])
 
     # Each phase is built when the one before it has ended (selection needs every fold).
-    if late:
+    if late and max(runs[i].kde_fold_size() for i in late) > _LONG_WAITING_TASK:
+        phases = [lambda: shared + longest_first(references),
+                  lambda: longest_first(tasks + others),
+                  lambda: holdout_tasks([(i, run.names) for i, run in enumerate(runs)])]
+    elif late:
         phases = [lambda: shared + longest_first([t for t, w in zip(tasks, waits) if not w] + references),
                   lambda: longest_first([t for t, w in zip(tasks, waits) if w] + others)
                   + holdout_tasks([(i, [n for n in run.names if n not in late.get(i, ())]) for i, run in enumerate(runs)]),

@@ -336,6 +336,42 @@ def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_valid
                                       check_exact=True)
 
 
+def test_long_waiting_tasks_share_their_phase_with_every_fold_task(monkeypatch):
+    """When a kernel density fold task is long (here: the threshold at 0), the first phase holds
+    only the normalisers and the references, the second every fold task and the literature's
+    estimators, the third every holdout task; the numbers are those of the three-phase order."""
+    from calibdash.evaluation import pipeline
+
+    P, y = small_data(seed=13, n=500)
+    estimators = {"top-label": ["bins", "kde"], "canonical": ["kde", "temperature"]}
+    grids = {"top-label": {"bins": {"n_bins": [5, 10]}, "kde": {"bandwidth": [0.1, 1.0]}},
+             "canonical": {"kde": {"bandwidth": [0.1, 1.0]}}}
+    kw = dict(notions=("top-label", "canonical"), estimators=estimators, grids=grids,
+              others={"top-label": ["ece-15-bins"], "canonical": ["ece-15-bins"]}, n_jobs=2)
+    three = cd.evaluate_notions(P, y, **kw)
+    phases, real = [], pipeline._parallel
+
+    def recording(n_jobs):
+        parallel = real(n_jobs)
+
+        def run(jobs):
+            jobs = list(jobs)
+            phases.append({fn.__name__ for fn, _, _ in jobs})
+            return parallel(jobs)
+        return run
+
+    monkeypatch.setattr(pipeline, "_parallel", recording)
+    monkeypatch.setattr(pipeline, "_LONG_WAITING_TASK", 0.0)
+    joint = cd.evaluate_notions(P, y, **kw)
+    assert phases == [{"_run_normalisers", "_run_reference"}, {"_run_task", "_run_other"}, {"_run_holdout"}]
+    for notion in ("top-label", "canonical"):
+        pd.testing.assert_frame_equal(joint[notion].summary.drop(columns="seconds"), three[notion].summary.drop(columns="seconds"),
+                                      check_exact=True)
+        pd.testing.assert_frame_equal(joint[notion].folds, three[notion].folds, check_exact=True)
+        pd.testing.assert_frame_equal(joint[notion].others.drop(columns="seconds"), three[notion].others.drop(columns="seconds"),
+                                      check_exact=True)
+
+
 @pytest.mark.parametrize(
     "kwargs, message",
     [
