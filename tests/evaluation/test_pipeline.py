@@ -336,6 +336,23 @@ def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_valid
                                       check_exact=True)
 
 
+def test_shared_work_is_split_into_a_multiple_of_the_workers_with_the_same_normalisers():
+    """Work split at all goes into a multiple of the workers' tasks (7 -> 8 on two), a few
+    seconds each; the normalisers are row-wise, so every split gives the same numbers."""
+    from calibdash.estimators.kde import log_beta_table
+    from calibdash.evaluation import pipeline
+
+    per_task = pipeline._SHARED_WORK_PER_TASK
+    assert [pipeline._n_chunks(k * per_task, 2) for k in (0.5, 1, 2, 3, 7, 20)] == [1, 1, 2, 4, 8, 8]
+    assert [pipeline._n_chunks(k * per_task, 1) for k in (0.5, 3, 7, 20)] == [1, 3, 7, 8]
+    P = dirichlet_simulation(n=300, n_classes=50, random_state=5).probs
+    bandwidths = default_grid("kde", "canonical")["bandwidth"]
+    whole = log_beta_table(P, bandwidths)
+    for n in (7, 8):
+        parts = np.array_split(np.arange(len(P)), n)
+        np.testing.assert_array_equal(np.hstack([log_beta_table(P[rows], bandwidths) for rows in parts]), whole)
+
+
 def test_long_waiting_tasks_share_their_phase_with_every_fold_task(monkeypatch):
     """When a kernel density fold task is long (here: the threshold at 0), the first phase holds
     only the normalisers and the references, the second every fold task and the literature's
