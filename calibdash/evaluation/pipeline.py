@@ -50,7 +50,7 @@ _SHARED_WORK_PER_TASK = 2.5e9
 # too long for the literature's estimators and the validated holdout tasks to fill its phase
 # beside it: at 50,000 x 1,000 (2.6e11, about 26 s a task) five such tasks on two workers left
 # one idle for 9 s, so there every fold task waits for the normalisers and fills that phase
-# (130 -> 124 s); at 10,000 x 100 (1e9, 0.4 s a task) the phases stay as they are, which
+# (128 -> 123 s, BENCHMARKS.md); at 10,000 x 100 (1e9, 0.4 s a task) the phases stay as they are, which
 # were 0.15 s faster there (medians of five runs each, alternated).
 _LONG_WAITING_TASK = 3e10
 
@@ -683,8 +683,9 @@ def evaluate_notions(
     # holdout tasks of the kernel density estimators. When those waiting tasks are long
     # (_LONG_WAITING_TASK), every fold task waits with them, so that the phase can be
     # balanced, and every holdout task comes last.
+    workers = effective_n_jobs(n_jobs)
     shared = [(0.0, i, ("normalisers", j, rows, bandwidths))
-              for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs(effective_n_jobs(n_jobs)))]
+              for i, run in enumerate(runs) for j, (rows, bandwidths) in enumerate(run.normaliser_jobs(workers))]
     shared_rows = {(i, task[1]): task[2] for _, i, task in shared}
     waits = [runs[i].needs_normalisers(task[2]) for _, i, task in tasks]
     late = defaultdict(set)  # per run, the estimators validated in the second phase
