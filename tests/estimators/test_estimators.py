@@ -547,6 +547,50 @@ def test_kde_normalisers_given_for_all_folds_equal_the_ones_computed_per_fold():
         path.estimators[0].train_[0].set_log_beta(0.01, table[0])
 
 
+
+def test_kde_normalisers_by_the_lgamma_series_equal_one_lgamma_per_entry():
+    """Rows whose entries are all below _SERIES_X b take sum_k lgamma(1 + p_k / b) from their
+    power sums (kde.log_beta_table): the same as one lgamma per entry to rounding, beside rows
+    that do not; the series alone matches math.lgamma where that is accurate to the last digits,
+    up to an entry just below the threshold, where a series cut too early would miss."""
+    import math
+
+    from calibdash.estimators import kde
+
+    rng = np.random.default_rng(3)
+    d = 400
+    flat = rng.dirichlet(np.full(d, 5.0), size=30)  # entries near 1/d
+    spiky = rng.dirichlet(np.full(d, 0.05), size=30)  # a few large entries
+    even = np.full((1, d), 1.0 / d)
+    zeros = flat[:1].copy()
+    zeros[0, : d // 2] = 0.0
+    zeros /= zeros.sum()
+    edge = np.full((1, d), (1.0 - 0.0999) / (d - 1))  # x = 0.0999 at b = 1
+    edge[0, 7] = 0.0999
+    P = np.vstack([flat, spiky, even, zeros, edge])
+    bandwidths = [1e-4, 0.01, 0.05, 0.1, 0.3, 1.0, 3.0]
+    takes_series = P.max(axis=1)[None, :] < kde._SERIES_X * np.array(bandwidths)[:, None]
+    assert 100 < takes_series.sum() < takes_series.size - 100  # both routes, mixed within bandwidths
+    assert takes_series[bandwidths.index(1.0), -1]
+    table = kde.log_beta_table(P, bandwidths)
+    direct = np.stack([kde.log_beta_function(P / b + 1.0) for b in bandwidths])
+    np.testing.assert_allclose(table, direct, rtol=1e-14)
+    for i, b in enumerate(bandwidths):
+        np.testing.assert_array_equal(kde.log_beta_of_centres(P, b), table[i])
+    checked = 0
+    near = np.full(11, 0.0999)  # ten entries at x = 0.0999 for b = 1
+    near[-1] = 1.0 - near[:-1].sum()
+    for row in (P[0], P[-1], P[-3], near):
+        for b in (0.3, 1.0, 3.0):
+            if row.max() >= kde._SERIES_X * b:
+                continue
+            checked += 1
+            series = kde._lgamma1p_sums(kde._power_sums(row[None, :]), b)[0]
+            # math.lgamma(1 + x) is accurate to about eps absolute near x = 0 (x is rounded in 1 + x)
+            np.testing.assert_allclose(series, math.fsum(math.lgamma(1.0 + p / b) for p in row), rtol=0,
+                                       atol=1e-15 * len(row))
+    assert checked == 10
+
 # -- what each notion conditions on --------------------------------------------------------
 # The top-label error conditions on the confidence alone, the classwise error of class k
 # on p_k alone: an estimator that reads more of the vector estimates a different (larger)
