@@ -26,6 +26,34 @@ def small_data(seed=0, n=600, d=4):
     return sim.probs, sim.labels
 
 
+def record_phases(monkeypatch, describe):
+    """Record ``describe(jobs)`` of each batch the pipeline gives its pool, and how many pools it
+    opens; returns (phases, pools), filled as the pipeline runs."""
+    from calibdash.evaluation import pipeline
+
+    phases, pools, real = [], [], pipeline._parallel
+
+    class Recording:
+        def __init__(self, n_jobs):
+            self.parallel = real(n_jobs)
+            pools.append(n_jobs)
+
+        def __enter__(self):
+            self.parallel.__enter__()
+            return self
+
+        def __exit__(self, *exc):
+            return self.parallel.__exit__(*exc)
+
+        def __call__(self, jobs):
+            jobs = list(jobs)
+            phases.append(describe(jobs))
+            return self.parallel(jobs)
+
+    monkeypatch.setattr(pipeline, "_parallel", Recording)
+    return phases, pools
+
+
 def test_steps_match_a_direct_transcription_of_algorithm_1():
     P, y = small_data()
     grid = [2, 5, 10]
@@ -294,22 +322,13 @@ def test_tasks_that_wait_for_shared_work_run_beside_the_literature_and_the_valid
              "canonical": {"kde": {"bandwidth": [0.1, 1.0]}}}
     kw = dict(notions=("top-label", "canonical"), estimators=estimators, grids=grids,
               others={"top-label": ["ece-15-bins"], "canonical": ["ece-15-bins"]})
-    phases, real = [], pipeline._parallel
-
-    def recording(n_jobs):
-        parallel = real(n_jobs)
-
-        def run(jobs):
-            jobs = list(jobs)
-            phases.append([(fn.__name__, args[0], tuple(n for n, _ in args[4]) if fn.__name__ == "_run_task" else ())
-                           for fn, args, _ in jobs])
-            return parallel(jobs)
-        return run
-
-    monkeypatch.setattr(pipeline, "_parallel", recording)
+    real = pipeline._parallel
+    phases, pools = record_phases(monkeypatch, lambda jobs: [
+        (fn.__name__, args[0], tuple(n for n, _ in args[4]) if fn.__name__ == "_run_task" else ())
+        for fn, args, _ in jobs])
     joint = cd.evaluate_notions(P, y, **kw)
     kinds = [{(name, key[0], key[1]) for name, key, _ in phase} for phase in phases]
-    assert len(phases) == 3
+    assert len(phases) == 3 and len(pools) == 1  # one pool for every phase
     # the notions are 0 (top-label) and 1 (canonical); the keys are (notion, kind, ...)
     assert ("_run_normalisers", 1, "normalisers") in kinds[0]
     assert ("_run_task", 0, "fold") in kinds[0] and ("_run_reference", 1, "reference") in kinds[0]
@@ -366,21 +385,11 @@ def test_long_waiting_tasks_share_their_phase_with_every_fold_task(monkeypatch):
     kw = dict(notions=("top-label", "canonical"), estimators=estimators, grids=grids,
               others={"top-label": ["ece-15-bins"], "canonical": ["ece-15-bins"]}, n_jobs=2)
     three = cd.evaluate_notions(P, y, **kw)
-    phases, real = [], pipeline._parallel
-
-    def recording(n_jobs):
-        parallel = real(n_jobs)
-
-        def run(jobs):
-            jobs = list(jobs)
-            phases.append({fn.__name__ for fn, _, _ in jobs})
-            return parallel(jobs)
-        return run
-
-    monkeypatch.setattr(pipeline, "_parallel", recording)
+    phases, pools = record_phases(monkeypatch, lambda jobs: {fn.__name__ for fn, _, _ in jobs})
     monkeypatch.setattr(pipeline, "_LONG_WAITING_TASK", 0.0)
     joint = cd.evaluate_notions(P, y, **kw)
     assert phases == [{"_run_normalisers", "_run_reference"}, {"_run_task", "_run_other"}, {"_run_holdout"}]
+    assert pools == [2]
     for notion in ("top-label", "canonical"):
         pd.testing.assert_frame_equal(joint[notion].summary.drop(columns="seconds"), three[notion].summary.drop(columns="seconds"),
                                       check_exact=True)
