@@ -434,8 +434,40 @@ def test_a_shorter_pivoted_factor_is_the_leading_blocks_of_a_longer_one():
     assert np.array_equal(alone.risks(P_ev, y_ev), shared.risks(P_ev, y_ev))
     factor = cache[next(k for k in cache if k[0] == "pivoted-factor")]
     assert alone.estimators[0].bases_[0].centres.shape[0] < factor.n_pivots and not factor.exhausted
+    # The other order, the pipeline's: UKKR continues KKKR's factor and extends its cross-products
+    # with the residuals (FactorProducts), and gives the numbers it gives alone.
+    ukkr_alone = cd.make_estimator("ukkr", n_components=250, **kw).fit_path(P_tr, y_tr, lams)
+    cache = {}
+    cd.make_estimator("kkkr", n_components=100, **kw).fit_path(P_tr, y_tr, lams, cache=cache)
+    products = cache[next(k for k in cache if k[0] == "factor-products")]
+    first = list(products.blocks)
+    ukkr_after = cd.make_estimator("ukkr", n_components=250, **kw).fit_path(P_tr, y_tr, lams, cache=cache)
+    assert products is cache[next(k for k in cache if k[0] == "factor-products")]
+    assert len(products.blocks) > len(first) and all(a is b for a, b in zip(products.blocks, first))
+    assert np.array_equal(ukkr_alone.risks(P_ev, y_ev), ukkr_after.risks(P_ev, y_ev))
     assert cd.make_estimator("kkkr").default_n_components(5) == 512 < cd.make_estimator("ukkr").default_n_components(5)
 
+
+def test_factor_products_by_block_rows_equal_the_whole_products():
+    """FactorProducts forms F^T F and F^T U block row by block row of the pivot blocks: the
+    products to rounding, for a factor and for its leading part, in either layout."""
+    from calibdash.estimators import kernel_ridge
+
+    rng = np.random.default_rng(2)
+    U = rng.normal(size=(600, 7))
+    for n_rows in (600, 64_000):  # formed whole (C order) and in row chunks (F order)
+        Z = rng.dirichlet(np.full(6, 0.3), n_rows)
+        factor = kernel_ridge.randomly_pivoted_cholesky(Z, 20.0, 200, 1)
+        Un = U if n_rows == 600 else rng.normal(size=(n_rows, 7))
+        products = kernel_ridge.FactorProducts(Un)
+        for part in (factor.leading(100), factor):
+            FtF, FtU = products.of(part)
+            F = part.F
+            scale = np.abs(F.T @ F).max()
+            np.testing.assert_allclose(FtF, F.T @ F, rtol=0, atol=1e-13 * scale)
+            np.testing.assert_allclose(FtU, F.T @ Un, rtol=0, atol=1e-13 * np.abs(F.T @ Un).max())
+        assert len(factor.bounds) > 2 and products.serves(factor) and products.serves(factor.leading(100))
+        assert (n_rows == 600) != factor.F.flags.f_contiguous
 
 def rbf_kernel_for_test(A, B, gamma=0.5):
     return np.exp(-gamma * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
