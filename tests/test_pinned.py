@@ -12,7 +12,10 @@ numbers with ``tests/pinned/cases.py`` (what, and with which settings). Pinned, 
   and the app's continuous reliability curve;
 * ``compare``: ``cd.compare`` of LeNet-5 and WRN-16-4 on the same CIFAR-10 rows;
 * ``report/<file>``, ``report/compare``: the tables, verdicts, headings and figure
-  captions of ``cd.report`` (without run times and library versions).
+  captions of ``cd.report`` (without run times and library versions);
+* ``nystroem/<file>``: the kernel ridges on the whole CIFAR-100 file (canonical), whose folds
+  train on 6,400 rows, on the Nystroem path at its default pivots (the subsamples above do not
+  reach it), with the pivots each fold model took.
 
 Floats must agree to ``rtol=1e-9, atol=1e-12``; everything else exactly. Both sides are computed
 on OpenBLAS's Haswell kernels (``tests/blas_kernels.py``): another kernel family rounds the
