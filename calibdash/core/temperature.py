@@ -8,7 +8,6 @@ neither depends on the other.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import expit, logsumexp
 
 from calibdash.core.simplex import log_clipped, softmax
@@ -47,6 +46,10 @@ def fit_temperature(P, y, max_iter=50):
         beta = new
     else:
         return float(1.0 / beta)
+    # imported here, where the Newton steps failed: scipy.optimize takes 0.1 s to import, in every
+    # process that runs the pipeline's tasks
+    from scipy.optimize import minimize_scalar
+
     res = minimize_scalar(nll, bounds=_LOG_BETA_BOUNDS, method="bounded", options={"xatol": 1e-10})
     return float(np.exp(-res.x))
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy.optimize import isotonic_regression
 
 from calibdash.core.rows import stable_order
 from calibdash.errors import check_is_fitted
@@ -112,6 +111,10 @@ class IsotonicMap:
         starts = tie_groups(x)
         counts = np.diff(np.append(starts, x.shape[0])).astype(np.float64)
         means = np.add.reduceat(y, starts) / counts
+        # imported here: scipy.optimize takes 0.1 s to import, in every process that runs the
+        # pipeline's tasks, and most never fit an isotonic map
+        from scipy.optimize import isotonic_regression
+
         fitted = np.asarray(isotonic_regression(means, weights=counts, increasing=True).x, dtype=np.float64)
         if self.y_min is not None or self.y_max is not None:
             np.clip(fitted, -np.inf if self.y_min is None else self.y_min,
