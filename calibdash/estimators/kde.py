@@ -101,7 +101,7 @@ def log_beta_table(P, bandwidths):
                 out[i, s : s + S.shape[0]] = log_beta_function(S / b + 1.0)
                 continue
             value = np.empty(S.shape[0])
-            # the rows of the series among those with power sums (every row with it for b)
+            # where the rows that take the series at b sit among the rows with power sums
             at = np.flatnonzero(mine[any_series])
             first = sums[at, 0]
             value[mine] = _lgamma1p_sums(sums[at], b) - gammaln(first / b + d)
