@@ -92,17 +92,18 @@ def log_beta_table(P, bandwidths):
     for s in range(0, n, rows):
         S = P[s : s + rows]
         # The series pays where a row has many entries (the Dirichlet kernel of many classes).
-        series = (np.max(S, axis=1)[None, :] < _SERIES_X * np.array(bandwidths)[:, None]) if d > 2 else None
-        any_series = None if series is None else np.flatnonzero(series.any(axis=0))
-        sums = None if any_series is None or not len(any_series) else _power_sums(S[any_series])
+        series = np.max(S, axis=1)[None, :] < _SERIES_X * np.array(bandwidths)[:, None]
+        series &= d > 2
+        with_sums = np.flatnonzero(series.any(axis=0))
+        sums = _power_sums(S[with_sums]) if len(with_sums) else None
         for i, b in enumerate(bandwidths):
-            mine = None if series is None else series[i]
-            if mine is None or not mine.any():
+            mine = series[i]
+            if not mine.any():
                 out[i, s : s + S.shape[0]] = log_beta_function(S / b + 1.0)
                 continue
             value = np.empty(S.shape[0])
             # where the rows that take the series at b sit among the rows with power sums
-            at = np.flatnonzero(mine[any_series])
+            at = np.flatnonzero(mine[with_sums])
             first = sums[at, 0]
             value[mine] = _lgamma1p_sums(sums[at], b) - gammaln(first / b + d)
             rest = ~mine
