@@ -135,8 +135,12 @@ class RefitOnUse:
 
 
 def _parallel(n_jobs):
-    # Unordered results let the progress bar move as soon as any task finishes.
-    return Parallel(n_jobs=n_jobs, return_as="generator_unordered")
+    # Unordered results let the progress bar move as soon as any task finishes. Threads by
+    # default (joblib.parallel_config may choose another backend: the command line's Dask, the
+    # app's warm loky processes): the tasks' time is in NumPy and BLAS, which release the GIL,
+    # and a thread needs no new interpreter, imports or copy of the data (worker processes cost
+    # 0.7 s of a 6 s evaluation of CIFAR-100 on two cores; docs/design.md, section 4).
+    return Parallel(n_jobs=n_jobs, return_as="generator_unordered", prefer="threads")
 
 
 def _at_edge(values, chosen):
@@ -713,7 +717,9 @@ def evaluate_notions(
     report("starting")
     # One pool for every phase: each call of a new Parallel writes the data for its workers
     # again (0.2-0.3 s per call for the 400 MB of a 50,000 x 1,000 file).
-    with _parallel(n_jobs) as parallel:
+    # One BLAS thread around the pool as well as in each task: the BLAS thread count is the
+    # process's, so a task ending in a thread would otherwise restore it while another runs.
+    with one_blas_thread(), _parallel(n_jobs) as parallel:
         for phase in phases:
             batch = phase()
             if not batch:

@@ -143,6 +143,50 @@ def test_same_seed_same_results_whatever_n_jobs():
     pd.testing.assert_frame_equal(a.curves, c.curves, check_exact=True)
     d = cd.evaluate(P, y, n_jobs=1, **{**kw, "random_state": 6})
     assert not np.array_equal(a.curves["val_risk"], d.curves["val_risk"])
+    # n_jobs=2 runs threads by default; processes (the app's backend) give the same numbers
+    import joblib
+
+    with joblib.parallel_config(backend="loky"):
+        e = cd.evaluate(P, y, n_jobs=2, **kw)
+    pd.testing.assert_frame_equal(a.summary[cols], e.summary[cols], check_exact=True)
+    pd.testing.assert_frame_equal(a.curves, e.curves, check_exact=True)
+    for name in a.diagonals:
+        np.testing.assert_array_equal(a.diagonals[name], e.diagonals[name])
+
+
+def test_tasks_run_in_threads_under_one_blas_thread_by_default(monkeypatch):
+    """Without a joblib backend chosen, the tasks run in threads of this process; the BLAS
+    thread count (the process's, not the thread's) is held at one around the whole pool, so
+    that a task ending in one thread cannot restore it while another task computes (the
+    count changes the rounding of matrix products)."""
+    import os
+    import threading
+
+    from threadpoolctl import ThreadpoolController, threadpool_limits
+
+    from calibdash.evaluation import pipeline
+
+    seen, pool_blas, real_task, real_parallel = [], [], pipeline._fold_task, pipeline._parallel
+
+    def fold_task(*args):
+        seen.append((os.getpid(), threading.get_ident()))
+        return real_task(*args)
+
+    def parallel(n_jobs):
+        blas = [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
+        pool_blas.append(blas)
+        return real_parallel(n_jobs)
+
+    monkeypatch.setattr(pipeline, "_fold_task", fold_task)
+    monkeypatch.setattr(pipeline, "_parallel", parallel)
+    P, y = small_data(seed=4, n=300)
+    with threadpool_limits(limits=2, user_api="blas"):
+        cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], n_jobs=2)
+        after = [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
+    assert seen and {pid for pid, _ in seen} == {os.getpid()}
+    assert threading.get_ident() not in {t for _, t in seen}
+    assert pool_blas and all(n == 1 for blas in pool_blas for n in blas), pool_blas
+    assert after and all(n == 2 for n in after), after  # restored when the pool is done
 
 
 @pytest.mark.slow
