@@ -616,7 +616,7 @@ class UKKREstimator(_KernelRidgeEstimator):
             cols = []
             for b, (psi, w) in zip(e.bases_, feats):
                 ridge = e.lam * b.n_train
-                v = (psi / (b.eigenvalues + ridge)) @ b.QtU
+                v = psi @ (b.QtU / (b.eigenvalues + ridge)[:, None])  # scaling the r x d side, not psi
                 cols.append(v if w is None else v + w / ridge)
             forms.append((np.hstack(cols), None))
         return forms
