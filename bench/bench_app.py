@@ -143,13 +143,13 @@ Debian's chromium driven by Playwright against `streamlit run`, one new session 
 and seed (nothing from a cache), median of {REPEATS}. The evaluation runs the top-label and canonical
 notions with the paper's estimators and grids, as a job of the server's pool: a long-lived worker
 process given both cores, started with the server and kept warm between jobs (its imports done,
-its joblib processes running; `calibdash_app/jobs.py`); the page refreshes the job's progress
+its joblib processes running: the app's jobs keep joblib's loky processes; `calibdash_app/jobs.py`); the page refreshes the job's progress
 once a second, each refresh waiting up to 0.5 s for the job's end. The risk curves are drawn when
 their chart appears in the page; the whole Results page, when its script run is over (the HTML
 report for its download button, built last, takes about a second more).
 *Python* is the same call, `cd.evaluate_notions(P, notions=("top-label", "canonical"), n_jobs=2)`,
 in the benchmark's own process in the same run while the server is idle: the first call
-(cold: joblib's processes start) and the median of the {REPEATS} calls after it (warm).
+(cold: the pipeline's imports; its tasks run in threads) and the median of the {REPEATS} calls after it (warm).
 
 | step | median seconds |
 |---|---:|
