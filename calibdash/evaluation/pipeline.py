@@ -139,7 +139,8 @@ def _parallel(n_jobs):
     # default (joblib.parallel_config may choose another backend: the command line's Dask, the
     # app's warm loky processes): the tasks' time is in NumPy and BLAS, which release the GIL,
     # and a thread needs no new interpreter, imports or copy of the data (worker processes cost
-    # 0.7 s of a 6 s evaluation of CIFAR-100 on two cores; docs/design.md, section 4).
+    # 0.5 s of a 5.9 s evaluation of CIFAR-100 on two cores; docs/methods.md). The numbers are
+    # the same under every backend.
     return Parallel(n_jobs=n_jobs, return_as="generator_unordered", prefer="threads")
 
 

@@ -323,8 +323,8 @@ def test_shared_feature_loss_equals_the_direct_route():
 def test_quadratic_forms_by_the_lower_triangle_equal_the_full_product():
     """f_i^T G f_i from the triangular product (2 f^T T f, T the lower triangle of the symmetric
     G with its diagonal halved) equals the row-wise brute force, for features in either memory
-    order (the triangular product takes a different BLAS call for each); a wrong triangle or
-    an unhalved diagonal misses by O(1)."""
+    order (the triangular product takes a different BLAS call for each); a triangle read as
+    the other one (the zeros of T instead of its entries) or an unhalved diagonal misses by O(1)."""
     from calibdash.core.risk import quadratic_forms
 
     rng = np.random.default_rng(21)

@@ -173,20 +173,26 @@ def test_tasks_run_in_threads_under_one_blas_thread_by_default(monkeypatch):
         return real_task(*args)
 
     def parallel(n_jobs):
-        blas = [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
-        pool_blas.append(blas)
+        pool_blas.append(blas_threads())
         return real_parallel(n_jobs)
 
     monkeypatch.setattr(pipeline, "_fold_task", fold_task)
     monkeypatch.setattr(pipeline, "_parallel", parallel)
     P, y = small_data(seed=4, n=300)
+
+    def blas_threads():
+        return [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
+
     with threadpool_limits(limits=2, user_api="blas"):
+        before = blas_threads()
+        if max(before, default=1) < 2:
+            pytest.skip("BLAS runs one thread on this machine: there is no count to hold")
         cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], n_jobs=2)
-        after = [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
+        after = blas_threads()
     assert seen and {pid for pid, _ in seen} == {os.getpid()}
     assert threading.get_ident() not in {t for _, t in seen}
     assert pool_blas and all(n == 1 for blas in pool_blas for n in blas), pool_blas
-    assert after and all(n == 2 for n in after), after  # restored when the pool is done
+    assert after == before  # restored when the pool is done
 
 
 @pytest.mark.slow
