@@ -159,6 +159,7 @@ def test_tasks_run_in_threads_under_one_blas_thread_by_default(monkeypatch):
     thread count (the process's, not the thread's) is held at one around the whole pool, so
     that a task ending in one thread cannot restore it while another task computes (the
     count changes the rounding of matrix products)."""
+    import contextlib
     import os
     import threading
 
@@ -166,32 +167,42 @@ def test_tasks_run_in_threads_under_one_blas_thread_by_default(monkeypatch):
 
     from calibdash.evaluation import pipeline
 
-    seen, pool_blas, real_task, real_parallel = [], [], pipeline._fold_task, pipeline._parallel
+    seen, held, at_pool = [], [], []
+    real_task, real_parallel, real_limit = pipeline._fold_task, pipeline._parallel, pipeline.one_blas_thread
+
+    def blas_threads():
+        return [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
 
     def fold_task(*args):
         seen.append((os.getpid(), threading.get_ident()))
         return real_task(*args)
 
+    @contextlib.contextmanager
+    def one_blas_thread():  # records the limits the main thread holds
+        main = threading.current_thread() is threading.main_thread()
+        with real_limit():
+            held.append(main)
+            try:
+                yield
+            finally:
+                held.remove(main)
+
     def parallel(n_jobs):
-        pool_blas.append(blas_threads())
+        at_pool.append((any(held), blas_threads()))
         return real_parallel(n_jobs)
 
     monkeypatch.setattr(pipeline, "_fold_task", fold_task)
     monkeypatch.setattr(pipeline, "_parallel", parallel)
+    monkeypatch.setattr(pipeline, "one_blas_thread", one_blas_thread)
     P, y = small_data(seed=4, n=300)
-
-    def blas_threads():
-        return [i["num_threads"] for i in ThreadpoolController().info() if i["user_api"] == "blas"]
-
     with threadpool_limits(limits=2, user_api="blas"):
         before = blas_threads()
-        if max(before, default=1) < 2:
-            pytest.skip("BLAS runs one thread on this machine: there is no count to hold")
         cd.evaluate(P, y, notion="top-label", estimators=["bins", "kde"], n_jobs=2)
         after = blas_threads()
     assert seen and {pid for pid, _ in seen} == {os.getpid()}
     assert threading.get_ident() not in {t for _, t in seen}
-    assert pool_blas and all(n == 1 for blas in pool_blas for n in blas), pool_blas
+    assert [h for h, _ in at_pool] == [True]  # the main thread holds one BLAS thread around the pool
+    assert all(n == 1 for _, counts in at_pool for n in counts), at_pool  # (2 before, where BLAS has 2)
     assert after == before  # restored when the pool is done
 
 
