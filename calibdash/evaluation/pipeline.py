@@ -380,8 +380,8 @@ class _NotionRun:
 
     def result(self, seconds, data_sha256, provenance=None):
         # pandas (and the result module, which needs it) is imported here, not with this
-        # module: the worker processes that import this module to run its tasks never need
-        # it (0.3 s each).
+        # module: the worker processes (loky, Dask) that import this module to run its tasks
+        # never need it (0.3 s each), and the threads' run imports it only once it is done.
         import pandas as pd
 
         from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
@@ -680,7 +680,8 @@ def evaluate_notions(
 
     # Work shared by the folds (the canonical kernel density's normalisers) goes first, with
     # every fold task that does not need it, so that all workers start at once (a fresh worker
-    # spends about a second importing before its first task); the tasks that need it follow
+    # process, under loky or Dask, spends about a second importing before its first task; threads
+    # start at once); the tasks that need it follow
     # in a second phase, with the literature's estimators and the holdout tasks of every
     # estimator already validated (those of the other notions, and the first phase's estimators
     # of this one), so that the workers finish that phase together (five equal kernel density
