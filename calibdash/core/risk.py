@@ -21,6 +21,11 @@ from calibdash.errors import ConfigError, InputError
 
 # Row-block size of the Gram route: blocks of this many matrix entries (32 MB in float64).
 _BLOCK_ENTRIES = 4_000_000
+# Column blocks of quadratic_forms' triangular product, from this many features on (below it
+# one product F G costs little): 4 blocks do 5/8 of F G's multiplications in products wide
+# enough for BLAS's full speed; 8 do 9/16 in narrower ones, no faster at 1,600 x 564.
+_FORM_BLOCKS = 4
+_BLOCKED_MIN_FEATURES = 128
 
 
 def feature_route_cost(n, d, r, has_G):
@@ -93,18 +98,24 @@ def _gram_route(U, F, G):
 def quadratic_forms(F, G):
     """f_i^T G f_i for every row f_i of F, G symmetric.
 
-    With T the lower triangle of G and its diagonal halved, G = T + T^T and f^T G f =
-    2 f^T T f: the product F T is triangular, half the multiplications of F G (BLAS's trmm;
-    0.63 of the time of F G at 1,600 x 562). The same numbers to rounding."""
-    from scipy.linalg.blas import dtrmm  # scipy.linalg is needed here alone (0.05 s to import)
-
-    T = np.tril(G)
-    T[np.diag_indices_from(T)] *= 0.5
-    if F.flags.f_contiguous:
-        FT = dtrmm(1.0, T, F, side=1, lower=1)  # F T
-    else:
-        FT = dtrmm(1.0, T, F.T, side=0, lower=1, trans_a=1).T  # (T^T F^T)^T, F^T in Fortran order
-    return 2.0 * np.einsum("ij,ij->i", FT, F)
+    With T the upper triangle of G and its diagonal halved, G = T + T^T and f^T G f = 2 f^T T f,
+    taken in ``_FORM_BLOCKS`` column blocks of F: block i multiplies F_i by T's block row
+    i from its diagonal block on, (k + 1) / 2k of the multiplications of F G (5/8 at k = 4;
+    1,600 x 564 features: 14 ms against 18). NumPy's matrix product, not BLAS's triangular one
+    (trmm, 11 ms): SciPy's BLAS wrappers hold the GIL for the whole call, and the pipeline's
+    tasks run in threads, so a trmm stopped the other task and took 22 ms a call with two
+    (docs/design.md, section 2). The same numbers to rounding."""
+    r = F.shape[1]
+    if r < _BLOCKED_MIN_FEATURES:
+        return np.einsum("ij,ij->i", F @ G, F)
+    edges = np.linspace(0, r, _FORM_BLOCKS + 1).astype(int)
+    out = np.zeros(F.shape[0])
+    for a, b in zip(edges[:-1], edges[1:]):
+        W = G[a:b, a:].copy()  # block row of T: the diagonal block's upper triangle, halved on its diagonal
+        W[:, : b - a] = np.triu(W[:, : b - a])
+        W[np.arange(b - a), np.arange(b - a)] *= 0.5
+        out += np.einsum("ij,ij->i", F[:, a:b] @ W, F[:, a:])
+    return 2.0 * out
 
 
 class SharedFeatureLoss:

@@ -3,6 +3,8 @@ against the explicit double sum."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -320,26 +322,27 @@ def test_shared_feature_loss_equals_the_direct_route():
         assert shared(G) == pytest.approx(pair_loss_sum(U, F, G, route="gram") / (30 * 29), rel=1e-12)
 
 
-def test_quadratic_forms_by_the_lower_triangle_equal_the_full_product():
-    """f_i^T G f_i from the triangular product (2 f^T T f, T the lower triangle of the symmetric
-    G with its diagonal halved) equals the row-wise brute force, for features in either memory
-    order (the triangular product takes a different BLAS call for each); a triangle read as
-    the other one (the zeros of T instead of its entries) or an unhalved diagonal misses by O(1)."""
-    from calibdash.core.risk import quadratic_forms
+def test_quadratic_forms_by_triangular_blocks_equal_the_brute_force():
+    """f_i^T G f_i, from one product F G below risk._BLOCKED_MIN_FEATURES features and from
+    column blocks of the upper triangle of G (diagonal halved) above it, equals the brute-force
+    double sum, for features in either memory order, on an indefinite G spanning 12 decades,
+    blocks of unequal widths included; an unhalved diagonal, a block row started after its
+    diagonal block or a missing factor 2 misses by O(1)."""
+    from calibdash.core import risk
 
     rng = np.random.default_rng(21)
-    F = rng.normal(size=(130, 47))
-    A = rng.normal(size=(47, 47))
-    G = (A + A.T) * np.logspace(0, 6, 47)[:, None] * np.logspace(0, 6, 47)[None, :]  # indefinite, wide-ranging
-    brute_force = np.array([sum(f[a] * G[a, b] * f[b] for a in range(47) for b in range(47)) for f in F])
-    scale = np.abs(F) @ np.abs(G) * np.abs(F)
-    for features in (F, np.asfortranarray(F)):
-        got = quadratic_forms(features, G)
-        assert np.all(np.abs(got - brute_force) <= 1e-13 * scale.sum(axis=1))
-    G_before = G.copy()
-    quadratic_forms(F, G)
-    np.testing.assert_array_equal(G, G_before)  # G is not changed
-
+    for n, r in ((130, 47), (40, risk._BLOCKED_MIN_FEATURES + 173)):
+        F = rng.normal(size=(n, r))
+        A = rng.normal(size=(r, r))
+        G = (A + A.T) * np.logspace(0, 6, r)[:, None] * np.logspace(0, 6, r)[None, :]
+        brute_force = np.array([math.fsum((f[:, None] * G * f[None, :]).ravel()) for f in F])
+        scale = (np.abs(F) @ np.abs(G) * np.abs(F)).sum(axis=1)
+        for features in (F, np.asfortranarray(F)):
+            got = risk.quadratic_forms(features, G)
+            assert np.all(np.abs(got - brute_force) <= 1e-13 * scale), (n, r)
+        G_before = G.copy()
+        risk.quadratic_forms(F, G)
+        np.testing.assert_array_equal(G, G_before)  # G is not changed
 
 
 def _truncated_ridge_h(fam, P_tr, y_tr, P_a, P_b, notion, lam, gram):
