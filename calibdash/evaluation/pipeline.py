@@ -15,6 +15,7 @@ The holdout set is never used for selection.
 
 from __future__ import annotations
 
+import importlib
 import platform
 import time
 from collections import defaultdict
@@ -43,9 +44,13 @@ from calibdash.predictions import Predictions, canonical_sha256
 # scikit-learn multiclass maps are slow with many classes, the rest are cheap together);
 # the registry's rough costs only decide which tasks start first.
 # Rows x centres x dimension per task of the work shared across folds (the kernel density
-# estimator's normalisers and its holdout kernel products): a few seconds each, so that two
-# workers finish together.
+# estimator's normalisers): a few seconds each, so that two workers finish together.
 _SHARED_WORK_PER_TASK = 2.5e9
+# The same for the kernel density's holdout kernel products, which are the last phase's only tasks
+# when its fold tasks waited for the normalisers: at 10,000 x 100 (1.6e9) one task of 0.13 s
+# left the other worker idle; two of 0.07 s do not. Not a number of the workers': the chunks
+# fix the diagonals' last digits, which must not depend on them.
+_HOLDOUT_WORK_PER_TASK = 8e8
 # Validation rows x training rows x classes of one kernel density fold task above which it is
 # too long for the literature's estimators and the validated holdout tasks to fill its phase
 # beside it: at 50,000 x 1,000 (2.6e11, about 26 s a task) five such tasks on two workers left
@@ -99,11 +104,11 @@ def _holdout_task(P, y, k, test, notion, name, params, model, *parts):
     return diag, None if refit else model, time.perf_counter() - t0
 
 
-def _n_chunks(work, workers=1):
-    """Tasks for ``work`` of the shared kind: a few seconds each, and a multiple of the
-    ``workers`` when it is split at all, so that they end together (7 normaliser tasks of 1.8 s
-    at 50,000 x 1,000 left one of two workers idle for the last)."""
-    n = int(min(8, max(1, work // _SHARED_WORK_PER_TASK)))
+def _n_chunks(work, workers=1, per_task=None):
+    """Tasks for ``work`` of the shared kind: ``per_task`` each (None: _SHARED_WORK_PER_TASK), at
+    most 8, and a multiple of the ``workers`` when it is split at all, so that they end together
+    (7 normaliser tasks of 1.8 s at 50,000 x 1,000 left one of two workers idle for the last)."""
+    n = int(min(8, max(1, work // (_SHARED_WORK_PER_TASK if per_task is None else per_task))))
     return n if n == 1 else -(-n // workers) * workers
 
 
@@ -158,6 +163,11 @@ def _at_edge(values, chosen):
 
 def _format_params(params):
     return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
+def import_result_module():
+    """Import :mod:`calibdash.evaluation.result` (and so pandas): the last step of a run needs it."""
+    importlib.import_module("calibdash.evaluation.result")
 
 
 def _versions():
@@ -309,7 +319,7 @@ class _NotionRun:
                     # linear in the rows: then fitting the parts costs more than the queries,
                     # and one task fits them once for all chunks (8 fits of 8,000,000 rows took
                     # 7 s of the two workers' time at 10,000,000 rows).
-                    chunks = np.array_split(self.test, _n_chunks(work))
+                    chunks = np.array_split(self.test, _n_chunks(work, per_task=_HOLDOUT_WORK_PER_TASK))
                     linear = FAMILIES[family].fold_diagonals_linear(len(chunks[-1]), [len(p) for p in parts],
                                                                     self.notion)
                     tasks = [chunks] if linear else [[rows] for rows in chunks]
@@ -381,7 +391,7 @@ class _NotionRun:
     def result(self, seconds, data_sha256, provenance=None):
         # pandas (and the result module, which needs it) is imported here, not with this
         # module: the worker processes (loky, Dask) that import this module to run its tasks
-        # never need it (0.3 s each), and the threads' run imports it only once it is done.
+        # never need it (0.3 s each). evaluate_notions has imported it while its workers ran.
         import pandas as pd
 
         from calibdash.evaluation.result import OTHER_COLUMNS, EvaluationResult
@@ -722,11 +732,17 @@ def evaluate_notions(
     # One BLAS thread around the pool as well as in each task: the BLAS thread count is the
     # process's, so a task ending in a thread would otherwise restore it while another runs.
     with one_blas_thread(), _parallel(n_jobs) as parallel:
-        for phase in phases:
+        for number, phase in enumerate(phases):
             batch = phase()
             if not batch:
                 continue
-            for (i, kind, key), out in parallel(job(i, task) for _, i, task in batch):
+            outputs = parallel(job(i, task) for _, i, task in batch)  # its first tasks dispatched
+            if number == 0:
+                # The main thread waits for the workers' results: meanwhile it imports what
+                # assembling the result needs (pandas, 0.2 s in a fresh process), where that
+                # import would otherwise hold up the end of the run.
+                import_result_module()
+            for (i, kind, key), out in outputs:
                 for message in absorb(i, kind, key, out):
                     done += 1
                     report(message)

@@ -205,6 +205,34 @@ def test_tasks_run_in_threads_under_one_blas_thread_by_default(monkeypatch):
     assert all(n == 1 for _, counts in at_pool for n in counts), at_pool  # (2 before, where BLAS has 2)
     assert after == before  # restored when the pool is done
 
+def test_the_result_module_is_imported_while_the_first_tasks_run(monkeypatch):
+    """The main thread imports what assembling the result needs (pandas) once the first phase's
+    tasks are dispatched and before it takes any of their results, not after the last one (0.2 s
+    at the end of a run in a fresh process)."""
+    import threading
+
+    from calibdash.evaluation import pipeline
+
+    started, seen, messages = threading.Event(), [], []
+    real_task = pipeline._fold_task
+
+    def fold_task(*args):
+        started.set()
+        return real_task(*args)
+
+    def import_result_module():
+        # a task has started (they were dispatched first): waiting here cannot hang the run
+        seen.append((started.wait(30), list(messages)))
+
+    monkeypatch.setattr(pipeline, "_fold_task", fold_task)
+    monkeypatch.setattr(pipeline, "import_result_module", import_result_module)
+    P, y = small_data(seed=4, n=300)
+    cd.evaluate_notions(P, y, notions=("top-label", "canonical"), estimators=["kde"], n_jobs=2,
+                        progress=lambda done, total, message: messages.append(message))
+    assert seen == [(True, ["starting"])]  # once, with tasks running and no result taken yet
+    assert messages[-1] == "done"
+
+
 
 @pytest.mark.slow
 def test_several_notions_in_one_pool_give_the_numbers_of_separate_runs():
@@ -425,6 +453,9 @@ def test_shared_work_is_split_into_a_multiple_of_the_workers_with_the_same_norma
     per_task = pipeline._SHARED_WORK_PER_TASK
     assert [pipeline._n_chunks(k * per_task, 2) for k in (0.5, 1, 2, 3, 7, 20)] == [1, 1, 2, 4, 8, 8]
     assert [pipeline._n_chunks(k * per_task, 1) for k in (0.5, 3, 7, 20)] == [1, 3, 7, 8]
+    # the holdout products' chunks: a number of the work's alone, whatever the workers
+    holdout = pipeline._HOLDOUT_WORK_PER_TASK
+    assert [pipeline._n_chunks(k * holdout, per_task=holdout) for k in (0.5, 2, 3, 20)] == [1, 2, 3, 8]
     P = dirichlet_simulation(n=300, n_classes=50, random_state=5).probs
     bandwidths = default_grid("kde", "canonical")["bandwidth"]
     whole = log_beta_table(P, bandwidths)
@@ -589,6 +620,7 @@ def test_kde_steps_match_fold_by_fold_fits_with_work_shared_across_folds(notion,
     np.testing.assert_allclose(res.folds.loc[res.folds["estimator"] == "kde", "squared_estimate"], fold_sq, rtol=1e-12)
 
     monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # many small tasks
+    monkeypatch.setattr(pipeline, "_HOLDOUT_WORK_PER_TASK", 1e3)
     config = EvaluationConfig.resolve(notion, estimators=["kde"], grids={"kde": {"bandwidth": grid}}, others=[], random_state=2)
     run = pipeline._NotionRun(P, y, config, test, [va for _, va in folds], True, True)
     assert len(run.normaliser_jobs()) == (8 if notion == "canonical" else 0)
@@ -627,7 +659,7 @@ def test_linear_holdout_chunks_share_one_task_and_keep_every_number(monkeypatch)
     kw = dict(notion="top-label", estimators=["kde"], grids={"kde": {"bandwidth": [0.003]}}, others=[],
               random_state=4)
     monkeypatch.setattr(kde_grid, "GRID_MIN_PAIRS", 1)
-    monkeypatch.setattr(pipeline, "_SHARED_WORK_PER_TASK", 1e3)  # 8 chunks
+    monkeypatch.setattr(pipeline, "_HOLDOUT_WORK_PER_TASK", 1e3)  # 8 chunks
     calls = []
     real = pipeline._fold_diagonals_task
     monkeypatch.setattr(pipeline, "_fold_diagonals_task", lambda *a: calls.append(list(a[3])) or real(*a))
