@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from calibdash.core.notions import NOTIONS, check_notion, problems, residuals, training_problems, validate
+from calibdash.core.risk import quadratic_forms
 from calibdash.core.simplex import check_labels
 from calibdash.errors import ConfigError, InputError, check_is_fitted
 from calibdash.params import Parametrized
@@ -115,7 +116,7 @@ class CalibrationEstimator(Parametrized):
         F, G = self.bilinear_form(P)
         if G is None:
             return np.einsum("ij,ij->i", F, F)
-        return np.einsum("ij,ij->i", F @ G, F)
+        return quadratic_forms(F, G)
 
     def squared_error(self, P):
         """Signed estimate of the squared calibration error: the mean of h(z_i, z_i)."""

@@ -54,7 +54,12 @@ ERROR_BOUND = 1e-3
 GRID_MIN_PAIRS = 5_000_000
 _LOG_WEIGHT_WINDOW = 60.0  # cells further below a node's largest log-weight are left out
 _BLOCK_ENTRIES = 1_000_000  # nodes x cells per dense block (8 MB)
-_NODE_BLOCK = 256  # nodes whose cell windows are joined into one dense block
+# Nodes whose cell windows are joined into one dense block: the block computes the union of its
+# nodes' windows, so the fewer nodes, the fewer weights outside a node's own window (at 256 the
+# blocks held 1.25 times the weights the nodes' windows do on CIFAR-100's confidences); below 64
+# the per-block overhead wins (a 10,000-row top-label evaluation on one core: 1.27 s at 256,
+# 1.15 at 128, 1.13 at 64, 1.22 at 32).
+_NODE_BLOCK = 64
 
 
 def log_odds(S):
