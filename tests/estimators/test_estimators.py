@@ -322,16 +322,21 @@ def test_shared_feature_loss_equals_the_direct_route():
         assert shared(G) == pytest.approx(pair_loss_sum(U, F, G, route="gram") / (30 * 29), rel=1e-12)
 
 
-def test_quadratic_forms_by_triangular_blocks_equal_the_brute_force():
-    """f_i^T G f_i, from one product F G below risk._BLOCKED_MIN_FEATURES features and from
-    column blocks of the upper triangle of G (diagonal halved) above it, equals the brute-force
-    double sum, for features in either memory order, on an indefinite G spanning 12 decades,
-    blocks of unequal widths included; an unhalved diagonal, a block row started after its
-    diagonal block or a missing factor 2 misses by O(1)."""
+@pytest.mark.parametrize("chunk_rows", [None, 7])
+def test_quadratic_forms_by_triangular_blocks_equal_the_brute_force(chunk_rows, monkeypatch):
+    """f_i^T G f_i, from the upper triangle of G (diagonal halved) whole below
+    risk._BLOCKED_MIN_FEATURES features and in column blocks above it, equals the brute-force
+    double sum, for features in either memory order (a column-major F is read through its
+    transpose), on an indefinite G spanning 12 decades, blocks of unequal widths included, in
+    one row chunk or in chunks of 7 rows (the last one shorter); an unhalved diagonal, a block
+    row started after its diagonal block, a missing factor 2 or a chunk written to the wrong
+    rows misses by O(1)."""
     from calibdash.core import risk
 
     rng = np.random.default_rng(21)
     for n, r in ((130, 47), (40, risk._BLOCKED_MIN_FEATURES + 173)):
+        if chunk_rows is not None:
+            monkeypatch.setattr(risk, "_FORM_CHUNK_ENTRIES", chunk_rows * r)
         F = rng.normal(size=(n, r))
         A = rng.normal(size=(r, r))
         G = (A + A.T) * np.logspace(0, 6, r)[:, None] * np.logspace(0, 6, r)[None, :]
