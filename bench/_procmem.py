@@ -48,8 +48,14 @@ _generation = [0]
 _lock = threading.Lock()
 
 
+# Cleared by pause(): a run that is timed must not be sampled (see bench_pipeline's docstring).
+_active = threading.Event()
+_active.set()
+
+
 def _sample():
     while True:
+        _active.wait()
         generation = _generation[0]
         value = tree_pss_kib()
         with _lock:
@@ -70,11 +76,21 @@ def peak_mib():
 
 
 def reset_peak():
-    """Start a new measurement: the next :func:`peak_mib` covers only what runs from now on."""
+    """Start a new measurement, sampling again if :func:`pause` stopped it: the next
+    :func:`peak_mib` covers only what runs from now on."""
     value = tree_pss_kib()
     with _lock:
         _generation[0] += 1
         _peak[0] = value
+    _active.set()
+
+
+def pause():
+    """Stop sampling (after the sample under way), so that the next runs are timed unslowed."""
+    with _lock:
+        _generation[0] += 1  # a sample under way is not kept
+    _active.clear()
+    time.sleep(0.2)  # let a sample under way finish: it can take tens of milliseconds
 
 
 def run_with_own_peak(cmd):
