@@ -9,7 +9,8 @@ job is a call ``fn(**kwargs)`` run by one of ``max_jobs`` long-lived worker proc
   ``cores_per_job`` cores (passed as ``n_jobs`` to functions that take it);
 * ``warm_workers`` workers start with the pool and stay warm between jobs: their imports done
   and their joblib processes started (a job in a fresh process paid about 6 s of the default
-  CIFAR-100 evaluation's 24 s for that); more start when jobs wait for them, up to
+  CIFAR-100 evaluation's 24 s for that; the evaluations now run their tasks in the worker's
+  threads, the other jobs' joblib calls in these processes); more start when jobs wait for them, up to
   ``max_jobs``, and exit after ``idle_seconds`` without a job; a worker left above
   ``recycle_bytes`` of memory is replaced;
 * jobs are keyed by what they compute (data fingerprint and settings): submitting a key that
@@ -36,6 +37,7 @@ The sessions' state that a reload or a restart finds again is kept by :mod:`cali
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import importlib
 import inspect
@@ -277,12 +279,21 @@ def import_modules(names):
     return os.getpid()
 
 
-def _joblib_config(cores):
-    # Every job of a worker runs under the same joblib configuration, so that the loky
-    # executor the warm-up started is reused (joblib restarts it when its settings change)
-    # and its processes wait an hour, not joblib's five minutes, for the next job.
+def _joblib_config(cores, fn=None):
+    # The evaluations run their tasks in threads of the worker, as from Python and the command
+    # line (evaluate_notions takes threads when no backend is named): their time is in NumPy and
+    # BLAS, and threads need no copy of the data (the warm loky processes made the app's run
+    # 1.35 times the Python call, against 1.24 before the call's tasks went to threads and no
+    # longer waited for the GIL; BENCHMARKS.md, "Dashboard"). Every other job runs under one
+    # loky configuration, so that the executor the warm-up started is reused (joblib restarts it
+    # when its settings change) and its processes wait an hour, not joblib's five minutes, for
+    # the next job.
     from joblib import parallel_config
 
+    from calibdash.evaluation.pipeline import evaluate_notions
+
+    if fn is evaluate_notions:
+        return contextlib.nullcontext()
     return parallel_config(backend="loky", idle_worker_timeout=WARM_SECONDS)
 
 
@@ -328,7 +339,7 @@ def _run_job(events, fn, kwargs, cores):
     params = inspect.signature(fn).parameters
     extra = {name: value for name, value in (("n_jobs", cores), ("progress", progress)) if name in params}
     try:
-        with _joblib_config(cores):
+        with _joblib_config(cores, fn):
             outcome = ("done", fn(**kwargs, **extra))
     except CalibdashError as e:
         outcome = ("error", e)

@@ -163,6 +163,51 @@ def test_progress_and_cores_reach_the_job(pool):
         two.shutdown()
 
 
+class _Events:
+    """What a worker's job sends back (progress, then its outcome), kept in a list."""
+
+    def __init__(self):
+        self.sent = []
+
+    def send(self, message):
+        self.sent.append(message)
+
+
+@pytest.mark.slow
+def test_an_evaluation_runs_its_tasks_in_threads_and_other_jobs_in_loky_processes(monkeypatch):
+    """A job of cd.evaluate_notions runs its tasks in threads of the worker, as from Python and the
+    command line (no warm loky process, no copy of the data); any other job's joblib calls
+    still go to the worker's loky processes."""
+    import threading
+
+    import numpy as np
+
+    import calibdash as cd
+    from calibdash.evaluation import pipeline
+    from calibdash_app import jobs
+
+    seen, real = [], pipeline._fold_task
+
+    def fold_task(*args):
+        seen.append((os.getpid(), threading.get_ident()))
+        return real(*args)
+
+    monkeypatch.setattr(pipeline, "_fold_task", fold_task)
+    rng = np.random.default_rng(3)
+    P = rng.dirichlet(np.ones(3), size=300)
+    y = np.array([rng.choice(3, p=p) for p in P])
+    events = _Events()
+    jobs._run_job(events, cd.evaluate_notions, {"P": P, "y": y, "notions": ("top-label",), "estimators": ["bins"]}, 2)
+    kind, (result, _) = events.sent[-1]
+    assert kind == "done" and set(result) == {"top-label"}
+    assert seen and {pid for pid, _ in seen} == {os.getpid()}  # in this process,
+    assert threading.get_ident() not in {t for _, t in seen}  # in the pool's threads
+    events = _Events()
+    jobs._run_job(events, joblib_pids, {"n_tasks": 4}, 2)
+    kind, ((own, pids), _) = events.sent[-1]
+    assert kind == "done" and own == os.getpid() and os.getpid() not in pids  # loky's processes
+
+
 @pytest.mark.slow
 def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
     pool = JobPool(max_jobs=1, cores_per_job=2)
