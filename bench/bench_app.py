@@ -143,7 +143,8 @@ Debian's chromium driven by Playwright against `streamlit run`, one new session 
 and seed (nothing from a cache), median of {REPEATS}. The evaluation runs the top-label and canonical
 notions with the paper's estimators and grids, as a job of the server's pool: a long-lived worker
 process given both cores, started with the server and kept warm between jobs (its imports done,
-its joblib processes running for the other jobs: an evaluation runs its tasks in the worker's threads; `calibdash_app/jobs.py`); the page refreshes the job's progress
+its joblib processes running for the other jobs: an evaluation runs its tasks in the worker's
+threads; `calibdash_app/jobs.py`); the page refreshes the job's progress
 once a second, each refresh waiting up to 0.5 s for the job's end. The risk curves are drawn when
 their chart appears in the page; the whole Results page, when its script run is over (the HTML
 report for its download button, built last, takes about a second more).
