@@ -282,12 +282,11 @@ def import_modules(names):
 def _joblib_config(cores, fn=None):
     # The evaluations run their tasks in threads of the worker, as from Python and the command
     # line (evaluate_notions takes threads when no backend is named): their time is in NumPy and
-    # BLAS, and threads need no copy of the data (the warm loky processes made the app's run
-    # 1.35 times the Python call, against 1.24 before the call's tasks went to threads and no
-    # longer waited for the GIL; BENCHMARKS.md, "Dashboard"). Every other job runs under one
-    # loky configuration, so that the executor the warm-up started is reused (joblib restarts it
-    # when its settings change) and its processes wait an hour, not joblib's five minutes, for
-    # the next job.
+    # BLAS, and threads need no copy of the data (in the warm loky processes the app's run took
+    # 1.35 times the Python call, whose tasks run in threads; BENCHMARKS.md, "Dashboard"). Every
+    # other job runs under one loky configuration, so that the executor the warm-up started is
+    # reused (joblib restarts it when its settings change) and its processes wait an hour, not
+    # joblib's five minutes, for the next job.
     from joblib import parallel_config
 
     from calibdash.evaluation.pipeline import evaluate_notions
