@@ -58,7 +58,7 @@ from multiprocessing.reduction import ForkingPickler
 from calibdash.errors import CalibdashError, ConfigError
 
 __all__ = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED", "BusyError", "TooLongError", "JobTimeout", "Job", "JobPool",
-           "duration_text",
+           "duration_text", "widen_pipe",
            "pool_settings", "fairness_settings", "memory_settings",
            "whole_number_setting"]
 
@@ -72,6 +72,12 @@ PRELOAD = ("calibdash.evaluation.pipeline", "calibdash.evaluation.compare", "cal
 PROGRESS_INTERVAL = 0.1
 # How long a worker's idle joblib processes wait for its next job before they exit.
 WARM_SECONDS = 3600
+# The capacity asked for the pipes to a worker (Linux's default is 64 KiB; 1 MiB is what an unprivileged
+# process may ask, /proc/sys/fs/pipe-max-size). A job's data and result cross a pipe one capacity at a time,
+# and each piece costs the server's driver thread a turn of the GIL, which the page scripts and the
+# web server share: at 64 KiB the 50 MB result of a CIFAR-100 evaluation took 800 turns, 0.3-0.5 s
+# in a busy server; at 1 MiB it takes 50 (BENCHMARKS.md, "Dashboard").
+PIPE_BYTES = 1024**2
 # A worker whose resident memory exceeds this after a job is replaced by a fresh one.
 RECYCLE_BYTES = 2 * 1024**3
 # What the finished jobs kept for the sessions (and for others asking for the same key) may hold,
@@ -270,6 +276,23 @@ def _resident_bytes():
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):  # not on Linux: never recycled for memory
         return 0
+
+
+def widen_pipe(connection, size=PIPE_BYTES):
+    """Ask for a capacity of ``size`` bytes for the pipe under ``connection`` (either end: they share
+    it); returns the capacity it has, or None where a pipe's capacity cannot be set (not Linux).
+    A refusal (a lower system limit) leaves the pipe as it was: only the transfers are slower."""
+    try:
+        import fcntl
+    except ImportError:
+        return None
+    if not hasattr(fcntl, "F_SETPIPE_SZ"):
+        return None
+    try:
+        fcntl.fcntl(connection.fileno(), fcntl.F_SETPIPE_SZ, size)
+    except OSError:
+        pass
+    return fcntl.fcntl(connection.fileno(), fcntl.F_GETPIPE_SZ)
 
 
 def import_modules(names):
@@ -588,6 +611,8 @@ class JobPool:
     def _start_worker(self):
         tasks_out, tasks_in = self._context.Pipe(duplex=False)
         events_in, events_out = self._context.Pipe(duplex=False)
+        widen_pipe(tasks_in)
+        widen_pipe(events_in)
         process = self._context.Process(target=worker_main, args=(tasks_out, events_out, self.cores_per_job),
                                         name="calibdash worker", daemon=False)
         _LAUNCHING.active = True

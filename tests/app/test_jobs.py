@@ -21,6 +21,7 @@ from calibdash_app.jobs import (
     fairness_settings,
     memory_settings,
     pool_settings,
+    widen_pipe,
 )
 
 WAIT = 120
@@ -57,6 +58,20 @@ def buggy():
 
 def dies():
     os._exit(3)
+
+
+def pipe_capacities():
+    """The capacities of the pipes this process holds open (Linux)."""
+    import fcntl
+
+    found = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}").startswith("pipe:"):
+                found.append(fcntl.fcntl(int(fd), fcntl.F_GETPIPE_SZ))
+        except OSError:  # the listing's own descriptor, closed by now
+            continue
+    return found
 
 
 def with_grandchild(path):
@@ -209,6 +224,45 @@ def test_an_evaluation_runs_its_tasks_in_threads_and_other_jobs_in_loky_processe
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the pipes from Linux's /proc")
+def test_the_pipes_to_a_worker_are_widened_and_carry_results_larger_than_them(pool):
+    import multiprocessing
+
+    probe, other = multiprocessing.Pipe(duplex=False)
+    wide = widen_pipe(probe)  # what this machine grants, the same for the pool's pipes
+    probe.close(), other.close()
+    assert wide >= 1024**2 or wide == int(open("/proc/sys/fs/pipe-max-size").read())
+    job = pool.submit("pipes", pipe_capacities, {}, owner="s")
+    assert job.wait(WAIT) and job.state == DONE
+    assert job.result.count(wide) >= 2  # the worker's ends of its two pipes, jobs in and events out
+    big = pool.submit("big", zeros, {"n": 3 * wide // 8 + 5}, owner="s")  # a result of three capacities and more
+    assert big.wait(WAIT) and big.state == DONE and big.result.shape == (3 * wide // 8 + 5,) and not big.result.any()
+
+
+def test_widen_pipe_leaves_a_pipe_as_it_was_where_it_cannot_be_widened(monkeypatch):
+    import fcntl
+    import multiprocessing
+
+    if not hasattr(fcntl, "F_SETPIPE_SZ"):
+        pytest.skip("no pipe capacities on this system")
+    read, write = multiprocessing.Pipe(duplex=False)
+    before = fcntl.fcntl(read.fileno(), fcntl.F_GETPIPE_SZ)
+    real = fcntl.fcntl
+
+    def refusing(fd, cmd, arg=0):
+        if cmd == fcntl.F_SETPIPE_SZ:
+            raise PermissionError("over the limit")
+        return real(fd, cmd, arg)
+
+    monkeypatch.setattr(fcntl, "fcntl", refusing)
+    assert widen_pipe(read) == before
+    monkeypatch.delattr(fcntl, "F_SETPIPE_SZ")
+    assert widen_pipe(read) is None
+    write.send_bytes(b"x" * 10)
+    assert read.recv_bytes() == b"x" * 10
+    read.close(), write.close()
+
+
 def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
     pool = JobPool(max_jobs=1, cores_per_job=2)
     try:
