@@ -37,7 +37,6 @@ The sessions' state that a reload or a restart finds again is kept by :mod:`cali
 from __future__ import annotations
 
 import atexit
-import contextlib
 import gc
 import importlib
 import inspect
@@ -177,6 +176,8 @@ class Job:
         What the job computes; the pool's index.
     label : str
         What to call it in messages.
+    threads : bool
+        Whether its joblib calls prefer the worker's threads (see :meth:`JobPool.submit`).
     state : str
         ``"queued"``, ``"running"``, ``"done"``, ``"failed"`` or ``"cancelled"``.
     progress : tuple
@@ -194,9 +195,9 @@ class Job:
         ``time.monotonic()`` of each step.
     """
 
-    def __init__(self, key, fn, kwargs, label, pool):
+    def __init__(self, key, fn, kwargs, label, pool, *, threads=False):
         self.key, self.label = key, label
-        self.fn, self.kwargs = fn, dict(kwargs)
+        self.fn, self.kwargs, self.threads = fn, dict(kwargs), threads
         self.state = QUEUED
         self.progress = (0, 0, "Waiting for a free worker...")
         self.result = self.error = self.bug = None
@@ -302,20 +303,17 @@ def import_modules(names):
     return os.getpid()
 
 
-def _joblib_config(cores, fn=None):
-    # The evaluations run their tasks in threads of the worker, as from Python and the command
-    # line (evaluate_notions takes threads when no backend is named): their time is in NumPy and
-    # BLAS, and threads need no copy of the data (in the warm loky processes the app's run took
-    # 1.35 times the Python call, whose tasks run in threads; BENCHMARKS.md, "Dashboard"). Every
-    # other job runs under one loky configuration, so that the executor the warm-up started is
-    # reused (joblib restarts it when its settings change) and its processes wait an hour, not
-    # joblib's five minutes, for the next job.
+def _joblib_config(*, threads=False):
+    # A job submitted with threads=True (an evaluation: its time is in NumPy and BLAS, which
+    # release the GIL) prefers threads of the worker, as from Python and the command line, and
+    # needs no copy of the data (in the warm loky processes the app's run took 1.35 times the
+    # Python call; BENCHMARKS.md, "Dashboard"). Every other job runs under one loky configuration,
+    # so that the executor the warm-up started is reused (joblib restarts it when its settings
+    # change) and its processes wait an hour, not joblib's five minutes, for the next job.
     from joblib import parallel_config
 
-    from calibdash.evaluation.pipeline import evaluate_notions
-
-    if fn is evaluate_notions:
-        return contextlib.nullcontext()
+    if threads:
+        return parallel_config(prefer="threads")
     return parallel_config(backend="loky", idle_worker_timeout=WARM_SECONDS)
 
 
@@ -331,14 +329,14 @@ def worker_main(tasks, events, cores):
     from joblib import Parallel, delayed
 
     if cores > 1:  # start the joblib processes now, and import the pipeline in them
-        with _joblib_config(cores):
+        with _joblib_config():
             Parallel(n_jobs=cores)(delayed(import_modules)(PRELOAD) for _ in range(2 * cores))
     while True:
         try:
-            fn, kwargs = tasks.recv()
+            fn, kwargs, threads = tasks.recv()
         except (EOFError, OSError):
             break
-        _run_job(events, fn, kwargs, cores)
+        _run_job(events, fn, kwargs, cores, threads=threads)
         del fn, kwargs
         gc.collect()  # before the memory is measured, after the next job's
     # Not multiprocessing's exit, which would wait for joblib's workers (they count as its
@@ -348,7 +346,7 @@ def worker_main(tasks, events, cores):
     os._exit(0)
 
 
-def _run_job(events, fn, kwargs, cores):
+def _run_job(events, fn, kwargs, cores, *, threads=False):
     lock, last, over = threading.Lock(), [0.0], [False]
 
     def progress(done, total, message=""):
@@ -361,7 +359,7 @@ def _run_job(events, fn, kwargs, cores):
     params = inspect.signature(fn).parameters
     extra = {name: value for name, value in (("n_jobs", cores), ("progress", progress)) if name in params}
     try:
-        with _joblib_config(cores, fn):
+        with _joblib_config(threads=threads):
             outcome = ("done", fn(**kwargs, **extra))
     except CalibdashError as e:
         outcome = ("error", e)
@@ -483,7 +481,7 @@ class JobPool:
         settings = {**fairness_settings(environ), **memory_settings(environ)}
         return cls(max_jobs=max_jobs, cores_per_job=cores, **{**settings, **kwargs})
 
-    def submit(self, key, fn, kwargs=None, *, owner, label="", again=False, estimate=None):
+    def submit(self, key, fn, kwargs=None, *, owner, label="", again=False, estimate=None, threads=False):
         """The job computing ``key``: the queued, running or done one, else a new one at the end of the queue.
 
         ``fn`` must be a module-level function (the worker finds it by name) and ``kwargs``
@@ -493,7 +491,9 @@ class JobPool:
         submits the key it cancelled, nothing is queued. ``estimate``: ``(seconds, why, fix)``,
         a lower bound of how long the job would take, on what it rests and what to do instead; a new
         job estimated to run longer than ``max_seconds`` is refused with :class:`TooLongError`
-        (its message built from them) rather than started and stopped an hour later.
+        (its message built from them) rather than started and stopped an hour later. ``threads``:
+        the job's joblib calls prefer threads of its worker (for work in NumPy and BLAS, which
+        release the GIL, such as an evaluation) to the worker's warm loky processes.
         """
         with self._lock:
             job = self._lookup(key)
@@ -512,7 +512,7 @@ class JobPool:
                     raise BusyError(f"You already have {mine} runs waiting or running on this server, the most one "
                                     "session may have at once: wait for one to finish, or cancel one.")
                 self._finished.pop(key, None)
-                old, job = job, Job(key, fn, kwargs or {}, label, self)
+                old, job = job, Job(key, fn, kwargs or {}, label, self, threads=threads)
                 if old is not None:
                     job.requested |= old.requested
                 self._queue.append(job)
@@ -723,7 +723,7 @@ class JobPool:
         """Send ``job`` to ``worker`` and read until its outcome: ``(outcome, worker's resident bytes)``,
         the outcome None when the worker died (or was killed)."""
         try:
-            payload = ForkingPickler.dumps((job.fn, job.kwargs))
+            payload = ForkingPickler.dumps((job.fn, job.kwargs, job.threads))
         except Exception as e:  # noqa: BLE001 - arguments that cannot be pickled: a bug, not the user's
             LOG.exception("calibdash job %r could not start", job.label)
             return ("bug", (f"the job could not start ({type(e).__name__}: {e})", "")), 0

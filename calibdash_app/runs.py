@@ -97,7 +97,8 @@ def run_configs(pred, configs, *, label=None, auto=False):
     named = None if provenance is None else hashlib.sha256(json.dumps(provenance, sort_keys=True, default=str).encode())
     key = ("evaluate", *(keys[c.notion] for c in todo), *([named.hexdigest()] if named else []))
     # The Run button, or a first visit: either way a failed or cancelled run of the key starts again.
-    error = submit_job(key, cd.evaluate_notions, kwargs, record, again=True)
+    # Its tasks in the worker's threads, as from Python and the command line (JobPool.submit).
+    error = submit_job(key, cd.evaluate_notions, kwargs, record, again=True, threads=True)
     return (False, error) if error else (None, None)
 
 
@@ -125,14 +126,14 @@ def ensure_demo_result():
 
 
 # -- jobs: submitted, filed into the session, shown with their progress -----------------
-def submit_job(key, fn, kwargs, record, *, again=False, estimate=None):
+def submit_job(key, fn, kwargs, record, *, again=False, estimate=None, threads=False):
     """Submit ``fn(**kwargs)`` to the pool as this session's job ``key``; returns an error message or None.
 
     ``record`` says what the job is for: ``kind``, ``slot`` (a newer job in the same slot
     replaces the session's older one) and ``title`` (markdown), and what :func:`collect_jobs`
     needs to file the outcome. ``again``: the user asked for it (a button), so a failed or
-    cancelled job of ``key`` starts afresh; else the pool gives its outcome back. ``estimate``: see
-    :meth:`calibdash_app.jobs.JobPool.submit`.
+    cancelled job of ``key`` starts afresh; else the pool gives its outcome back. ``estimate`` and
+    ``threads``: see :meth:`calibdash_app.jobs.JobPool.submit`.
     """
     ss = st.session_state
     for old, rec in list(ss["jobs"].items()):
@@ -140,7 +141,7 @@ def submit_job(key, fn, kwargs, record, *, again=False, estimate=None):
             cancel_job(old)
     try:
         job_pool().submit(key, fn, kwargs, owner=ss["token"], label=record["title"][:80], again=again,
-                          estimate=estimate)
+                          estimate=estimate, threads=threads)
     except (jobs.BusyError, jobs.TooLongError) as e:
         return display.markdown(e)
     ss["jobs"][key] = record

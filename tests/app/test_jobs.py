@@ -190,9 +190,9 @@ class _Events:
 
 @pytest.mark.slow
 def test_an_evaluation_runs_its_tasks_in_threads_and_other_jobs_in_loky_processes(monkeypatch):
-    """A job of cd.evaluate_notions runs its tasks in threads of the worker, as from Python and the
-    command line (no warm loky process, no copy of the data); any other job's joblib calls
-    still go to the worker's loky processes."""
+    """A job run with threads (an evaluation: cd.evaluate_notions) runs its tasks in threads of the
+    worker, as from Python and the command line (no warm loky process, no copy of the data); any other
+    job's joblib calls still go to the worker's loky processes."""
     import threading
 
     import numpy as np
@@ -212,18 +212,51 @@ def test_an_evaluation_runs_its_tasks_in_threads_and_other_jobs_in_loky_processe
     P = rng.dirichlet(np.ones(3), size=300)
     y = np.array([rng.choice(3, p=p) for p in P])
     events = _Events()
-    jobs._run_job(events, cd.evaluate_notions, {"P": P, "y": y, "notions": ("top-label",), "estimators": ["bins"]}, 2)
+    jobs._run_job(events, cd.evaluate_notions, {"P": P, "y": y, "notions": ("top-label",), "estimators": ["bins"]}, 2,
+                  threads=True)
     kind, (result, _) = events.sent[-1]
     assert kind == "done" and set(result) == {"top-label"}
     assert seen and {pid for pid, _ in seen} == {os.getpid()}  # in this process,
     assert threading.get_ident() not in {t for _, t in seen}  # in the pool's threads
-    events = _Events()
-    jobs._run_job(events, joblib_pids, {"n_tasks": 4}, 2)
-    kind, ((own, pids), _) = events.sent[-1]
-    assert kind == "done" and own == os.getpid() and os.getpid() not in pids  # loky's processes
+    for threads, in_processes in ((False, True), (True, False)):  # a job of its own with no preference
+        events = _Events()
+        jobs._run_job(events, joblib_pids, {"n_tasks": 4}, 2, threads=threads)
+        kind, ((own, pids), _) = events.sent[-1]
+        assert kind == "done" and own == os.getpid() and (os.getpid() not in pids) == in_processes
 
 
 @pytest.mark.slow
+def test_the_pool_takes_the_choice_of_threads_to_the_worker():
+    pool = JobPool(max_jobs=1, cores_per_job=2)
+    try:
+        for threads in (True, False):
+            job = pool.submit(("pids", threads), joblib_pids, {"n_tasks": 4}, owner="s", threads=threads)
+            assert job.wait(WAIT) and job.state == DONE and job.threads is threads
+            own, pids = job.result
+            assert (pids == {own}) is threads, (threads, own, pids)
+    finally:
+        pool.shutdown()
+
+
+def test_the_app_runs_its_evaluations_with_threads_and_its_other_jobs_without(monkeypatch):
+    from calibdash_app import runs
+
+    from .conftest import first_visit, go
+
+    asked, submit = [], runs.submit_job
+
+    def recording(key, fn, kwargs, record, **kw):
+        asked.append((fn.__name__, kw.get("threads", False)))
+        return submit(key, fn, kwargs, record, **kw)
+
+    monkeypatch.setattr(runs, "submit_job", recording)
+    at = first_visit()
+    assert ("evaluate_notions", True) in asked  # the first visit's demo analysis
+    go(at, "calibdash_app/app_pages/learn.py")
+    others = [threads for name, threads in asked if name != "evaluate_notions"]
+    assert others and not any(others)  # the Learn page's simulations: loky processes
+
+
 @pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="reads the pipes from Linux's /proc")
 def test_the_pipes_to_a_worker_are_widened_and_carry_results_larger_than_them(pool):
     import multiprocessing
@@ -263,6 +296,7 @@ def test_widen_pipe_leaves_a_pipe_as_it_was_where_it_cannot_be_widened(monkeypat
     read.close(), write.close()
 
 
+@pytest.mark.slow
 def test_workers_stay_warm_between_jobs_and_a_cancelled_one_is_replaced():
     pool = JobPool(max_jobs=1, cores_per_job=2)
     try:
