@@ -4,8 +4,8 @@ Every measurement runs in a fresh subprocess so that its peak memory is its own.
 memory is sampled every 50 ms (``_procmem``), and the sampling slows the work it measures
 (reading a process's PSS walks its page tables and holds its memory map's lock): 8.3 against
 7.6 s on CIFAR-100 and 172 against 147 s at 50,000 x 1,000. So ``default10k``, ``large`` and
-``cifar100`` time runs that do not sample, and take the peak from one more run that does
-(:func:`measure`); the others sample in the runs they time, so their times are upper bounds.
+``cifar100`` and ``binary`` time runs that do not sample, and take the peak from one more run that
+does (:func:`measure`); the others sample in the runs they time, so their times are upper bounds.
 
 * cifar100: the whole default pipeline, top-label and canonical, on
   ../shared/data/cifar100_wrn16-4.npz (10,000 x 100), n_jobs 1 and 2.
@@ -335,10 +335,11 @@ def bench_binary(before, repeats=3):
     load = os.getloadavg()[0]
     rows = []
     for n in (50_000, 100_000, 1_000_000):
-        runs = [run(binary_code(n)) for _ in range(repeats if n <= 100_000 else 1)]
+        # timed unsampled, the peak from one more run (measure); one timed run at 1,000,000 rows
+        runs = measure({"after": (binary_code(n), ROOT)}, repeats if n <= 100_000 else 1)["after"]
         after = statistics.median(r["total"] for r in runs)
         if n == 50_000:
-            old = [run(binary_code(n), root=Path(before))]  # one run: it takes minutes
+            old = measure({"before": (binary_code(n), Path(before))}, 1)["before"]  # one run: it takes a minute
             was = statistics.median(r["total"] for r in old)
             was_text, ratio = f"{was:.1f}", f"{was / after:.1f}x"
             same = f"{old[0]['estimate']:.5f} / {runs[0]['estimate']:.5f}"
@@ -347,13 +348,14 @@ def bench_binary(before, repeats=3):
             was_text, ratio = ("not rerun (issue 26: did not finish in 15 min, on a loaded machine)", "-") if n == 100_000 \
                 else ("-", "-")
             same = f"- / {runs[0]['estimate']:.5f}"
-        rows.append(f"| {n:,} | {was_text} | {after:.1f} | {ratio} | {max(r['peak_mib'] for r in runs):.0f} | {same} |")
+        rows.append(f"| {n:,} | {was_text} | {after:.1f} | {ratio} | {runs[0]['peak_mib']:.0f} | {same} |")
         print(rows[-1], flush=True)
     body = (
         "The default top-label pipeline (`cd.evaluate_notions(P, y, notions=('top-label',), n_jobs=2)`, every "
         "default estimator and grid) on a binary classifier's outputs (confidence 0.5 + 0.5 Beta(5, 2), outcome "
         "with probability c^1.3), each run in a fresh process; median of 3 runs (one at 1,000,000 rows, and one of the "
-        "code before). From "
+        "code before), timed while nothing samples the memory; the peak is that of one more run of each (before "
+        "2026-11-30 the timed runs were sampled, which slows them). From "
         f"{kde_grid.GRID_MIN_PAIRS:.0e} query x training pairs the Beta kernel's regressions take the grid route "
         "(`calibdash/estimators/kde_grid.py`, docs/design.md section 3), so the kernel density family no longer "
         "grows as n^2. *Before*: commit 6ac43d8 in its own worktree, side by side. The last column is the "
