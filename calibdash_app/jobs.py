@@ -74,8 +74,9 @@ WARM_SECONDS = 3600
 # The capacity asked for the pipes to a worker (Linux's default is 64 KiB; 1 MiB is what an unprivileged
 # process may ask, /proc/sys/fs/pipe-max-size). A job's data and result cross a pipe one capacity at a time,
 # and each piece costs the server's driver thread a turn of the GIL, which the page scripts and the
-# web server share: at 64 KiB the 50 MB result of a CIFAR-100 evaluation took 800 turns, 0.3-0.5 s
-# in a busy server; at 1 MiB it takes 50 (BENCHMARKS.md, "Dashboard").
+# web server share: at 64 KiB the 50 MB result of a CIFAR-100 evaluation takes 800 turns (0.13-0.21 s
+# in the pool alone, 0.3-0.45 s in a busy server), at 1 MiB 50 (0.11-0.14 s alone; in the app the
+# gain is below the runs' noise: BENCHMARKS.md, "Dashboard").
 PIPE_BYTES = 1024**2
 # A worker whose resident memory exceeds this after a job is replaced by a fresh one.
 RECYCLE_BYTES = 2 * 1024**3
