@@ -3,9 +3,10 @@
 Every measurement runs in a fresh subprocess so that its peak memory is its own. The peak
 memory is sampled every 50 ms (``_procmem``), and the sampling slows the work it measures
 (reading a process's PSS walks its page tables and holds its memory map's lock): 8.3 against
-7.6 s on CIFAR-100 and 172 against 147 s at 50,000 x 1,000. So ``default10k``, ``large`` and
-``cifar100`` and ``binary`` time runs that do not sample, and take the peak from one more run that
-does (:func:`measure`); the others sample in the runs they time, so their times are upper bounds.
+7.6 s on CIFAR-100 and 172 against 147 s at 50,000 x 1,000. So ``default10k``, ``large``,
+``cifar100``, ``binary`` and ``scaling`` time runs that do not sample, and take the peak from one more
+run that does (:func:`measure`), and ``registry`` pauses its sampler while it times; ``fold`` and
+``uncertainty`` sample in the runs they time, so their times are upper bounds.
 
 * cifar100: the whole default pipeline, top-label and canonical, on
   ../shared/data/cifar100_wrn16-4.npz (10,000 x 100), n_jobs 1 and 2.
@@ -389,15 +390,17 @@ est = cd.make_estimator({fam!r}, notion={notion!r}, {SCALING_VALUE[fam]}).fit(P[
 r = cd.risk(est, P[m:], y[m:])
 print(json.dumps({{"seconds": time.perf_counter() - t, "peak_mib": peak_mib()}}))
 """
-                out = run(code)
-                cells.append(f"{out['seconds']:.2f} s / {out['peak_mib']:.0f} MiB")
+                runs = measure({f"{fam} {notion} {n:,}": (code, ROOT)}, 3).popitem()[1]  # unsampled; the peak: one more
+                seconds = statistics.median(r["seconds"] for r in runs)
+                cells.append(f"{seconds:.2f} s / {runs[0]['peak_mib']:.0f} MiB")
             rows.append(f"| {fam} | {notion} | " + " | ".join(cells) + " |")
             print(rows[-1], flush=True)
     body = (
         "Fit on 80 % and risk on 20 % of a synthetic 10-class set, one hyperparameter value "
         f"({', '.join(f'{k}: {v}' for k, v in SCALING_VALUE.items() if k != 'temperature')}); "
-        "time (after one small fit and risk that load the modules calibdash imports on first use) and peak "
-        "memory (proportional set size, PSS) of the whole process tree (NumPy and the data included), one run each. "
+        "time (after one small fit and risk that load the modules calibdash imports on first use; median of 3 "
+        "runs that do not sample the memory) and peak memory (proportional set size, PSS, of the whole process tree, "
+        "NumPy and the data included; one more run, sampled). Before 2026-11-30 each cell was one sampled run. "
         "The kernel ridge families switch to the Nystroem path above 2,000 training rows and then "
         "grow linearly in n. The kernel density family's Dirichlet kernel (canonical) is quadratic by nature "
         "and computed in blocks, so its memory stays bounded; its Beta kernel (top-label) takes the grid route "
