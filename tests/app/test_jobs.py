@@ -238,6 +238,7 @@ def test_the_pool_takes_the_choice_of_threads_to_the_worker():
         pool.shutdown()
 
 
+@pytest.mark.slow  # an AppTest of the first visit, as the other app tests that take one
 def test_the_app_runs_its_evaluations_with_threads_and_its_other_jobs_without(monkeypatch):
     from calibdash_app import runs
 
