@@ -19,7 +19,6 @@ from calibdash.core import notions
 from calibdash.deprecation import renamed_parameters
 from calibdash.errors import ConfigError, InputError
 from calibdash.estimators import binning
-from calibdash.estimators.registry import REGISTRY
 from calibdash.limits import RESAMPLES
 from calibdash.metrics.ece import (
     bootstrap_count_blocks,
@@ -237,9 +236,10 @@ def per_class_tables(P, y, classes, **kwargs):
 def selected_recalibration(result, P):
     """The recalibration map g(z) of the estimator the risk selected, on the rows of ``P``.
 
-    The Kronecker estimator ("kkkr") and the fixed 15-bin baseline (not tunable in the
-    registry) are skipped because the first has no map and the second was not tuned; the
-    next best plug-in by validation risk is used instead.
+    The estimators are tried in the order of
+    :attr:`~calibdash.evaluation.result.EvaluationResult.recalibration_candidates` (the tuned
+    plug-ins, lowest validation risk first: not the Kronecker estimator, which has no map, nor
+    the fixed 15-bin baseline, which was not tuned); the first with a fitted model is used.
 
     Returns
     -------
@@ -261,9 +261,9 @@ def selected_recalibration(result, P):
     P = P.view()
     P.flags.writeable = False
     with notions.validated_inputs():
-        for name in result.summary.sort_values("val_risk")["estimator"]:
+        for name in result.recalibration_candidates:
             model = result.models.get(name)
-            if model is None or not REGISTRY[name].tunable:
+            if model is None:
                 continue
             try:
                 return name, np.clip(model.recalibration(P), 0.0, 1.0)

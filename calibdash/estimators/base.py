@@ -40,6 +40,9 @@ class CalibrationEstimator(Parametrized):
     family = None
     supported_notions = NOTIONS
     path_param = None
+    # Whether h = <v(z), v(z')> (G the identity), so that g(z) = z - v(z) is a recalibration
+    # map (:meth:`recalibration`); the Kronecker estimator's h is not of that form.
+    plug_in = True
 
     # -- parameters -------------------------------------------------------------------
     def _validate_params(self):
@@ -98,9 +101,9 @@ class CalibrationEstimator(Parametrized):
         confidence) and (n, d) for canonical and classwise. The Kronecker estimator is not
         a plug-in and has no such map.
         """
-        F, G = self.bilinear_form(P)
-        if G is not None:
+        if not self.plug_in:
             raise ConfigError(f"The {self.family!r} estimator is not a plug-in, so it has no recalibration map.")
+        F, _ = self.bilinear_form(P)
         P = self._check_fitted(P)
         Z = np.hstack([p.Z for p in problems(P, self.notion)])
         return Z - F

@@ -646,6 +646,7 @@ class KKKREstimator(_KernelRidgeEstimator):
     """
 
     family = "kkkr"
+    plug_in = False
     _n_components = (200, 512)
 
     @classmethod

@@ -13,6 +13,7 @@ import pandas as pd
 from calibdash.core.uncertainty import REFERENCE, check_level, paired_risks, root_interval, t_quantile
 from calibdash.deprecation import translate_keys
 from calibdash.errors import ConfigError, InputError
+from calibdash.estimators.registry import REGISTRY
 from calibdash.evaluation import schema
 from calibdash.evaluation.advice import GridEdge
 from calibdash.evaluation.config import split_parts
@@ -20,6 +21,15 @@ from calibdash.evaluation.config import split_parts
 # The columns of the literature's rows (``EvaluationResult.others``).
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
                  "squared_estimate_se", "p_value", "details", "reference", "seconds"]
+
+def recalibration_candidates(summary):
+    """The estimators of ``summary`` (an evaluation's, with ``estimator`` and ``val_risk``) whose
+    recalibration map the reliability views may show, in the order they try them: the tuned
+    plug-ins (not the Kronecker estimator, whose h has no map, nor the fixed 15-bin baseline, which
+    was not tuned), lowest validation risk first."""
+    order = summary.sort_values("val_risk", kind="stable")["estimator"]
+    return [name for name in order if REGISTRY[name].tunable and REGISTRY[name].estimator.plug_in]
+
 
 def _plain(value):
     """JSON-safe Python value: NaN becomes null (restored from the column's dtype)."""
@@ -126,6 +136,12 @@ class EvaluationResult:
     def best(self):
         """The summary row of the estimator with the lowest mean validation risk."""
         return self.summary.loc[self.summary["val_risk"].idxmin()]
+
+    @property
+    def recalibration_candidates(self):
+        """The estimators whose recalibration map the reliability views show, best first
+        (:func:`recalibration_candidates` of the summary); the first with a fitted model is shown."""
+        return recalibration_candidates(self.summary)
 
     @property
     def holdout_rows(self):

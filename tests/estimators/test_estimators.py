@@ -303,6 +303,15 @@ def test_recalibration_map_is_z_minus_v(fam, notion):
         np.testing.assert_allclose(g.sum(axis=1), 1.0, rtol=1e-12)  # a probability vector
 
 
+@pytest.mark.parametrize("fam,notion", SUPPORTED)
+def test_the_plug_in_flag_says_whether_h_is_an_inner_product(fam, notion):
+    """``plug_in`` (which the reliability views and the app's results go by, without fitting) is
+    what the fitted estimator's bilinear form shows: G the identity."""
+    P, y = random_problem(seed=15, n=40, d=3)
+    est = cd.make_estimator(fam, notion=notion).fit(P, y)
+    assert est.plug_in == (est.bilinear_form(P)[1] is None)
+
+
 def test_kkkr_has_no_recalibration_map():
     P, y = random_problem(seed=14, n=40, d=3)
     est = cd.make_estimator("kkkr", notion="canonical").fit(P, y)

@@ -508,6 +508,39 @@ def test_bad_configuration_is_refused_clearly(kwargs, message):
         cd.evaluate(P, y, **kwargs)
 
 
+@pytest.mark.parametrize("notion, seed", [("top-label", 4), ("canonical", 2)])
+def test_keeping_the_recalibration_model_keeps_the_map_the_views_show_and_every_number(notion, seed):
+    """keep_models="recalibration" keeps one fold ensemble, the one the reliability views draw: the
+    tuned plug-in of lowest validation risk. On these data the Kronecker ridge, which has no map, has
+    the lowest risk of all, so keeping the best estimator's models would leave the views with none."""
+    from calibdash.display.reliability import selected_recalibration
+
+    P, y = small_data(seed=seed, n=600)
+    kw = dict(notion=notion, others=[], random_state=2)
+    full = cd.evaluate(P, y, **kw)
+    lean = cd.evaluate(P, y, keep_models="recalibration", **kw)
+    assert full.best["estimator"] == "kkkr"
+    risk = full.summary.set_index("estimator")["val_risk"]
+    tuned_plug_ins = {"top-label": {"bins", "kde", "ukkr"}, "canonical": {"kde", "ukkr", "temperature"}}[notion]
+    assert set(full.recalibration_candidates) == tuned_plug_ins
+    assert list(risk[full.recalibration_candidates]) == sorted(risk[list(tuned_plug_ins)])
+    assert list(lean.models) == full.recalibration_candidates[:1]
+    pd.testing.assert_frame_equal(lean.summary.drop(columns="seconds"), full.summary.drop(columns="seconds"),
+                                  check_exact=True)
+    pd.testing.assert_frame_equal(lean.curves, full.curves, check_exact=True)
+    rows = P[full.holdout_rows]
+    (name, G), (lean_name, lean_G) = selected_recalibration(full, rows), selected_recalibration(lean, rows)
+    assert lean_name == name == full.recalibration_candidates[0]
+    np.testing.assert_array_equal(lean_G, G)
+
+
+def test_keep_models_takes_a_bool_or_recalibration():
+    P, y = small_data(seed=7, n=100)
+    with pytest.raises(cd.ConfigError, match="keep_models must be True, False or 'recalibration', not 'best'"):
+        cd.evaluate(P, y, notion="top-label", estimators=["bins"], keep_models="best")
+    assert cd.evaluate(P, y, notion="top-label", estimators=["bins"], others=[], keep_models=False).models is None
+
+
 def test_too_few_rows_is_refused_clearly():
     P, y = small_data(seed=8, n=12)
     with pytest.raises(cd.InputError, match="too few"):
