@@ -86,7 +86,11 @@ def run_configs(pred, configs, *, label=None, auto=False):
     # One joint run: the notions share the split (evaluate_notions refuses configs that do not)
     # and the pool of workers. The record of an upload is kept in the results as they are made.
     provenance = ss.get("upload_input") if ss.get("upload") is pred else None
-    kwargs = dict(P=pred, configs=list(todo), provenance=provenance)
+    # Only the fold models the reliability views draw from: half the result on CIFAR-100, and so
+    # half of what crosses from the worker, is kept in the session and is written to its disk store.
+    from calibdash.evaluation.pipeline import KEEP_RECALIBRATION  # cd.evaluate_notions below imports it too
+
+    kwargs = dict(P=pred, configs=list(todo), provenance=provenance, keep_models=KEEP_RECALIBRATION)
     label = pred.source_name if label is None else label
     title = (display.markdown("Analysing the demo set ", display.user(label), " with the default settings (first visit only)")
              if auto else display.markdown("Evaluating ", display.user(label), f" ({', '.join(keys)})"))

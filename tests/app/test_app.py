@@ -135,12 +135,18 @@ def test_valid_upload_is_understood_kept_and_evaluated(at):
     no_exception(at)
     assert at.success and "Finished" in at.success[0].value
     assert "top-label, canonical" in " ".join(m.value for m in at.sidebar.markdown)  # sidebar drawn after the run
+    # each result keeps the fold models of the one estimator whose recalibration the views draw
+    for res in at.session_state["results"].values():  # the demo's and the upload's
+        assert list(res.models) == res.recalibration_candidates[:1]
+    shown = {at.session_state["results"][k].config["call"]["notion"]: at.session_state["results"][k]
+             for k in at.session_state["active"][at.session_state["upload"].sha256].values()}
     go(at, "calibdash_app/app_pages/data.py")  # the upload survives page changes
     assert "In use: `sim3.csv`" in [h.value for h in at.subheader]
     go(at, "calibdash_app/app_pages/reliability.py")
     at.radio(key="view__notion").set_value("canonical").run()
     no_exception(at)
     assert len(at.get("plotly_chart")) == 4  # diagram, continuous curve, per-class panels, simplex
+    assert f"selected estimator ({shown['canonical'].recalibration_candidates[0]})" in " ".join(c.value for c in at.caption)
 
 
 @pytest.mark.parametrize(
@@ -343,7 +349,10 @@ def test_a_sessions_results_are_bounded_in_bytes_least_recently_used_first(at, m
     demo = list(ss["results"])  # the first visit's two results
     sizes = dict(ss["result_bytes"])
     assert set(sizes) == {("results", k) for k in demo} and all(n > 10_000 for n in sizes.values())
-    monkeypatch.setattr(session_store(), "session_bytes", int(1.5 * sum(sizes.values())))
+    # From here every new result counts 1 MB, whichever fold models it keeps (its size varies with the
+    # estimator selected), and the session holds 2 MB: the two new results and nothing besides.
+    monkeypatch.setattr("calibdash_app.runs.pickled_length", lambda value: 1_000_000)
+    monkeypatch.setattr(session_store(), "session_bytes", 2_000_000)
     go(at, "calibdash_app/app_pages/evaluate.py")
     at.number_input(key="cfg__seed").set_value(28035).run()
     at.button(key="run").click().run()
