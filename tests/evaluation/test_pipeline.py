@@ -519,7 +519,8 @@ def test_keeping_the_recalibration_model_keeps_the_map_the_views_show_and_every_
     kw = dict(notion=notion, others=[], random_state=2)
     full = cd.evaluate(P, y, **kw)
     lean = cd.evaluate(P, y, keep_models="recalibration", **kw)
-    assert full.best["estimator"] == "kkkr"
+    # the premise (by 2e-5 and 3e-7 of the risk, far above rounding across machines): if it fails, choose other seeds
+    assert full.best["estimator"] == "kkkr", "the Kronecker ridge is no longer the best on these data"
     risk = full.summary.set_index("estimator")["val_risk"]
     tuned_plug_ins = {"top-label": {"bins", "kde", "ukkr"}, "canonical": {"kde", "ukkr", "temperature"}}[notion]
     assert set(full.recalibration_candidates) == tuned_plug_ins
