@@ -5,8 +5,9 @@ memory is sampled every 50 ms (``_procmem``), and the sampling slows the work it
 (reading a process's PSS walks its page tables and holds its memory map's lock): 8.3 against
 7.6 s on CIFAR-100 and 172 against 147 s at 50,000 x 1,000. So ``default10k``, ``large``,
 ``cifar100``, ``binary`` and ``scaling`` time runs that do not sample, and take the peak from one more
-run that does (:func:`measure`), and ``registry`` pauses its sampler while it times; ``fold`` and
-``uncertainty`` sample in the runs they time, so their times are upper bounds.
+run that does (:func:`measure`), and ``registry`` pauses its sampler while it times; ``fold`` reports
+no memory and does not sample; ``uncertainty`` samples in the runs it times, so its times are upper
+bounds.
 
 * cifar100: the whole default pipeline, top-label and canonical, on
   ../shared/data/cifar100_wrn16-4.npz (10,000 x 100), n_jobs 1 and 2.
@@ -563,7 +564,7 @@ path = cd.make_estimator({fam!r}, notion="top-label").fit_path(P[tr], y[tr], val
 path.risks(P[va], y[va])
 print(json.dumps({{"seconds": time.perf_counter() - t, "values": len(values)}}))
 """
-        runs = [run(code) for _ in range(repeats)]
+        runs = [run(code, memory=False) for _ in range(repeats)]  # the table has no memory column
         sec = statistics.median(r["seconds"] for r in runs)
         rows.append(f"| {fam} | {runs[0]['values']} | {sec:.3f} | {base} | {base / sec:,.0f}x |")
         print(rows[-1], flush=True)
