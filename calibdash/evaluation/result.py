@@ -22,13 +22,15 @@ from calibdash.evaluation.config import split_parts
 OTHER_COLUMNS = ["estimator", "label", "quantity", "estimate", "estimate_se", "ci_low", "ci_high", "squared_estimate",
                  "squared_estimate_se", "p_value", "details", "reference", "seconds"]
 
+
 def recalibration_candidates(summary):
     """The estimators of ``summary`` (an evaluation's, with ``estimator`` and ``val_risk``) whose
     recalibration map the reliability views may show, in the order they try them: the tuned
     plug-ins (not the Kronecker estimator, whose h has no map, nor the fixed 15-bin baseline, which
     was not tuned), lowest validation risk first."""
     order = summary.sort_values("val_risk", kind="stable")["estimator"]
-    return [name for name in order if REGISTRY[name].tunable and REGISTRY[name].estimator.plug_in]
+    entries = [(name, REGISTRY.get(name)) for name in order]  # a file's names may predate the registry's
+    return [name for name, entry in entries if entry is not None and entry.tunable and entry.estimator.plug_in]
 
 
 def _plain(value):

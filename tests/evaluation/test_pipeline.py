@@ -535,6 +535,14 @@ def test_keeping_the_recalibration_model_keeps_the_map_the_views_show_and_every_
     np.testing.assert_array_equal(lean_G, G)
 
 
+def test_recalibration_candidates_are_the_tuned_plug_ins_by_risk_and_skip_unknown_names():
+    from calibdash.evaluation.result import recalibration_candidates
+
+    summary = pd.DataFrame({"estimator": ["kkkr", "retired-name", "kde", "15-bins", "bins"],
+                            "val_risk": [0.1, 0.2, 0.4, 0.05, 0.3]})
+    assert recalibration_candidates(summary) == ["bins", "kde"]
+
+
 def test_keep_models_takes_a_bool_or_recalibration():
     P, y = small_data(seed=7, n=100)
     with pytest.raises(cd.ConfigError, match="keep_models must be True, False or 'recalibration', not 'best'"):
