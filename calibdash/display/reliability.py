@@ -251,7 +251,8 @@ def selected_recalibration(result, P):
     Raises
     ------
     InputError
-        When the rows of ``P`` are not probabilities (as :func:`calibdash.core.notions.validate` says).
+        When the rows of ``P`` are not probabilities (as :func:`calibdash.core.notions.validate` says),
+        or not as many classes as the result's.
     """
     if not result.models:
         return None, None
@@ -263,12 +264,9 @@ def selected_recalibration(result, P):
     with notions.validated_inputs():
         for name in result.recalibration_candidates:
             model = result.models.get(name)
-            if model is None:
-                continue
-            try:
+            if model is not None:
+                # every candidate has a map: an error here is one to show, not a reason to try the next
                 return name, np.clip(model.recalibration(P), 0.0, 1.0)
-            except ValueError:
-                continue
     return None, None
 
 

@@ -111,6 +111,8 @@ def test_selected_recalibration_checks_the_rows_once_and_gives_the_models_map(si
     assert P.flags.writeable
     with pytest.raises(cd.InputError):
         rl.selected_recalibration(top, np.full((2, 3), 0.5))  # rows that are not probabilities, said so
+    with pytest.raises(cd.InputError, match="classes"):  # said, not passed over for the next estimator's map
+        rl.selected_recalibration(top, np.full((2, 4), 0.25))
 
 
 def test_robust_range_ignores_a_huge_outlier():
