@@ -57,7 +57,7 @@ MEMORY_SECONDS = 2 * 3600
 # What the entries kept in memory may hold at most (their pickles' lengths): 16 sessions of 64 MB.
 MEMORY_MIB = 1024
 # What one session's results may hold. An evaluation keeps one estimator's fold models (calibdash_app.runs):
-# 0.6 MB for the demo's first analysis, 25 MB for a default evaluation of CIFAR-100.
+# 0.6 MB for the demo's first analysis, 5.9 MB for a default evaluation of CIFAR-100.
 SESSION_MIB = 256
 # The on-disk store: its size and how long a session is kept after its last use.
 DISK_MIB = 4096

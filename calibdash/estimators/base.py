@@ -129,6 +129,19 @@ class CalibrationEstimator(Parametrized):
         """Estimate of the calibration error: sqrt of the squared error clipped at 0."""
         return float(np.sqrt(max(0.0, self.squared_error(P))))
 
+    def compact(self):
+        """Drop fitted state that the estimates and the map do not need, once the estimator's
+        grid is ranked (the fold models a result keeps); the numbers change at most at
+        rounding. The base class keeps everything; the two-step ridge holds more than its
+        map needs (:meth:`calibdash.estimators.UKKREstimator.compact`).
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        return self
+
     # -- grids ------------------------------------------------------------------------
     def fit_path(self, P, y, values, cache=None):
         """Fit one estimator per value of ``path_param``, sharing the expensive work.

@@ -29,6 +29,12 @@ class FoldEnsemble:
         Gs = [G if G is not None else np.eye(F.shape[1]) for F, G in forms]
         return np.hstack([F for F, _ in forms]), block_diag_or_none(Gs) / k
 
+    def compact(self):
+        """Compact every member (:meth:`CalibrationEstimator.compact`); returns self."""
+        for e in self.estimators:
+            e.compact()
+        return self
+
     @property
     def family(self):
         return self.estimators[0].family

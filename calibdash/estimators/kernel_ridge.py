@@ -32,7 +32,7 @@ import numpy as np
 from calibdash.core.elementwise import at_least
 from calibdash.core.notions import problems
 from calibdash.core.validation import check_positive
-from calibdash.errors import ConfigError
+from calibdash.errors import ConfigError, check_is_fitted
 from calibdash.estimators.base import CalibrationEstimator, block_diag_or_none
 
 # Below this ridge lambda exact kernel ridge regression is not computable in float64: its risk
@@ -177,19 +177,78 @@ class KernelBasis:
         entry per row and centre was most of the kernel ridges' time at millions of rows. Not
         the exact basis's: its null-space term is a difference of nearly equal products, which
         the rounding of either route dominates (and its training sets are small)."""
+        if self.U is None:
+            return kernel_products(Z, self.centres, self.projection, self.gamma), None
         n = Z.shape[0]
-        if self.U is None and self.centres.shape[1] == 1 and interpolates(Z, self.gamma):
-            return interpolated_products(Z[:, 0], self.centres[:, 0], self.projection, self.gamma), None
         psi = np.empty((n, self.projection.shape[1]))
-        KU = None if self.U is None else np.empty((n, self.U.shape[1]))
+        KU = np.empty((n, self.U.shape[1]))
         for rows in row_chunks(n, self.centres.shape[0]):
             K = rbf_kernel(Z[rows], self.centres, self.gamma)
             psi[rows] = K @ self.projection
-            if KU is not None:
-                KU[rows] = K @ self.U
-        if self.U is None:
-            return psi, None
+            KU[rows] = K @ self.U
         return psi, KU - psi @ self.QtU
+
+    def ridge_values(self, features, lam):
+        """The two-step ridge's regression v = U^T (K + lam n I)^-1 k(z) of the rows whose
+        :meth:`features` are ``features``, (rows, d)."""
+        psi, w = features
+        v = psi @ self._scaled_QtU(lam)  # scaling the r x d side, not psi
+        return v if w is None else v + w / (lam * self.n_train)
+
+    def _scaled_QtU(self, lam):
+        """diag(1 / (l + lam n)) Q^T U, (r, d)."""
+        return self.QtU / (self.eigenvalues + lam * self.n_train)[:, None]
+
+    def ridge_map(self, lam):
+        """The same regression as a :class:`RidgeMap` at one ``lam``: only for a basis without
+        a null-space term (low-rank), whose regression is k(z, centres) times one matrix."""
+        if self.exact:
+            raise ValueError("An exact basis's regression has a null-space term; it has no RidgeMap.")
+        return RidgeMap(self.centres, self.projection @ self._scaled_QtU(lam), self.gamma, float(lam))
+
+
+@dataclass(frozen=True)
+class RidgeMap:
+    """The two-step ridge's fitted regression of one problem on a low-rank basis at one ``lam``:
+    v(z) = k(z, centres) @ coef, with coef = projection diag(1 / (l + lam n)) Q^T U (r x d).
+
+    It stands in for the :class:`KernelBasis` in a fitted estimator once the grid is ranked
+    (:meth:`UKKREstimator.compact`): the basis keeps the r x r projection and the eigenpairs
+    that the risk of every ``lam`` needs (3.3 MB per fold model with 640 pivots), the map r x d
+    (0.5 MB at 100 classes). Its values equal the basis's route to rounding: the same products,
+    associated the other way (tests/estimators/test_estimators.py)."""
+
+    centres: np.ndarray
+    coef: np.ndarray
+    gamma: float
+    lam: float
+    exact = False
+
+    def features(self, Z):
+        """(the regression's values at the rows Z, None): a map's features are its values."""
+        return kernel_products(Z, self.centres, self.coef, self.gamma), None
+
+    def ridge_values(self, features, lam):
+        """The values themselves (:meth:`KernelBasis.ridge_values`), at the map's own ``lam`` only."""
+        self.ridge_map(lam)
+        return features[0]
+
+    def ridge_map(self, lam):
+        """Itself, at its own ``lam`` only (:meth:`KernelBasis.ridge_map`)."""
+        if lam != self.lam:
+            raise ValueError(f"This map was fitted at lam={self.lam!r}, not {lam!r}.")
+        return self
+
+
+def kernel_products(Z, centres, M, gamma):
+    """k(Z, centres) @ M, by row chunks, or interpolated for many one-dimensional rows
+    (:func:`interpolated_products`)."""
+    if centres.shape[1] == 1 and interpolates(Z, gamma):
+        return interpolated_products(Z[:, 0], centres[:, 0], M, gamma)
+    out = np.empty((Z.shape[0], M.shape[1]))
+    for rows in row_chunks(Z.shape[0], centres.shape[0]):
+        out[rows] = rbf_kernel(Z[rows], centres, gamma) @ M
+    return out
 
 
 def exact_basis(Z, U, gamma):
@@ -585,6 +644,8 @@ class UKKREstimator(_KernelRidgeEstimator):
     def _basis_risks(cls, estimators, P, U):
         bases = estimators[0].bases_
         b = bases[0]
+        if not isinstance(b, KernelBasis):  # compacted: a map's features are its values
+            return super()._path_risks(estimators, P, U)
         n, d = U.shape
         r = b.rank
         # With many classes the risk is cheaper from r x r cross-products, computed once
@@ -611,15 +672,22 @@ class UKKREstimator(_KernelRidgeEstimator):
 
     @classmethod
     def _forms_from_features(cls, estimators, feats):
-        forms = []
-        for e in estimators:
-            cols = []
-            for b, (psi, w) in zip(e.bases_, feats):
-                ridge = e.lam * b.n_train
-                v = psi @ (b.QtU / (b.eigenvalues + ridge)[:, None])  # scaling the r x d side, not psi
-                cols.append(v if w is None else v + w / ridge)
-            forms.append((np.hstack(cols), None))
-        return forms
+        return [(np.hstack([b.ridge_values(f, e.lam) for b, f in zip(e.bases_, feats)]), None) for e in estimators]
+
+    def compact(self):
+        """Keep only what the fitted map needs (the fold models a result keeps, after their grid
+        was ranked): each low-rank basis becomes its :class:`RidgeMap` at this ``lam``, r x d
+        numbers instead of r x r and the eigenpairs; its values change only at rounding. An exact
+        basis with its null-space term is kept as it is (its map is not one product).
+
+        Returns
+        -------
+        self
+        """
+        check_is_fitted(self)
+        if not any(b.exact for b in self.bases_):
+            self.bases_ = [b.ridge_map(self.lam) for b in self.bases_]
+        return self
 
 
 class KKKREstimator(_KernelRidgeEstimator):

@@ -450,6 +450,81 @@ def test_ukkr_path_risk_from_cross_products_equals_direct_risk():
         assert got == pytest.approx(cd.risk(est, P[40:], y[40:]), rel=1e-10)
 
 
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+@pytest.mark.parametrize("lam, rtol", [(1e-3, 1e-11), (1e-12, 1e-6)])
+def test_a_compacted_two_step_ridge_keeps_its_map_to_rounding_in_a_fraction_of_the_memory(notion, lam, rtol):
+    """compact() replaces each low-rank basis (the Nystroem path; the exact one below LAM_FLOOR,
+    truncated) by its RidgeMap k(z, C) @ coef, and keeps an exact basis with its null-space term
+    whole. The map is the same products associated the other way, so it moves by rounding times
+    the coefficients, which grow as 1 / (l + lam n): at lam = 1e-3 measured 1e-13 of the largest
+    value; below LAM_FLOOR up to 1.7e-8, within the kernel ridges' stated rounding there (eps /
+    1e-10 per kept direction, 2.2e-6)."""
+    import pickle
+
+    from calibdash.estimators.kernel_ridge import LAM_FLOOR, RidgeMap
+
+    P, y = random_problem(seed=9, n=400, d=4, concentration=0.5)
+    P_q, y_q = random_problem(seed=10, n=300, d=4, concentration=0.5)
+    for exact_max_n in (100, 10**6):  # the Nystroem path, then the exact one
+        est = cd.make_estimator("ukkr", notion=notion, lam=lam, exact_max_n=exact_max_n, n_components=60).fit(P, y)
+        F, G = est.bilinear_form(P_q)
+        recal, diag, bases, size = est.recalibration(P_q), est.h_diag(P_q), est.bases_, len(pickle.dumps(est))
+        risk = cd.risk(est, P_q, y_q)
+        assert est.compact() is est
+        if exact_max_n > 400 and lam >= LAM_FLOOR:
+            assert est.bases_ is bases
+            continue
+        assert all(isinstance(b, RidgeMap) for b in est.bases_)
+        assert len(pickle.dumps(est)) < size / 2
+        F_c, G_c = est.bilinear_form(P_q)
+        assert G is G_c is None
+        assert_rel_close(F_c, F, rtol)
+        assert_rel_close(est.recalibration(P_q), recal, rtol)
+        assert_rel_close(est.h_diag(P_q), diag, 2 * rtol)
+        assert cd.risk(est, P_q, y_q) == pytest.approx(risk, rel=2 * rtol)
+        maps = est.bases_
+        assert all(a is b for a, b in zip(est.compact().bases_, maps, strict=True))  # a second keeps the maps
+        path = cd.make_estimator("ukkr", notion=notion, exact_max_n=exact_max_n, n_components=60).fit_path(P, y, [lam])
+        path_risk = path.risks(P_q, y_q)[0]
+        path.estimators[0].compact()
+        assert path.risks(P_q, y_q)[0] == pytest.approx(path_risk, rel=2 * rtol)
+        with pytest.raises(ValueError, match="fitted at lam"):
+            maps[0].ridge_values(maps[0].features(P_q[:, :1]), 2 * lam)
+
+
+def test_a_compacted_path_s_risks_leave_the_cross_product_route_for_the_maps():
+    """The cross-product route of the two-step ridge's risks (many classes, a low-rank basis) needs
+    the basis's eigenpairs; once an estimator of the path is compacted, its risk comes from its
+    map's features, the same to rounding."""
+    P, y = random_problem(seed=15, n=100, d=30, concentration=0.3)
+    path = cd.make_estimator("ukkr", notion="canonical", exact_max_n=10, n_components=5).fit_path(P[:40], y[:40],
+                                                                                                 [1e-1, 1e-3])
+    want = path.risks(P[40:], y[40:])
+    for est in path.estimators:
+        est.compact()
+    np.testing.assert_allclose(path.risks(P[40:], y[40:]), want, rtol=1e-10)
+
+
+def test_a_compacted_two_step_ridge_interpolates_its_map_of_many_confidences():
+    """From 100,000 rows (and 8 per interpolation node) the one-dimensional kernel products are
+    interpolated; the map's coefficients enter linearly, so the compacted map keeps
+    the interpolated values to rounding too."""
+    from calibdash.estimators.kernel_ridge import interpolates
+
+    P, y = random_problem(seed=11, n=400, d=3)
+    P_q = np.random.default_rng(12).dirichlet(np.ones(3), size=100_000)
+    est = cd.make_estimator("ukkr", notion="top-label", exact_max_n=100, n_components=60).fit(P, y)
+    assert interpolates(P_q.max(axis=1, keepdims=True), est.gamma)
+    before = est.recalibration(P_q)
+    assert_rel_close(est.compact().recalibration(P_q), before, 1e-11)
+
+
+def test_compacting_an_unfitted_estimator_says_fit_first():
+    for fam in ("ukkr", "bins"):
+        with pytest.raises(cd.NotFittedError, match="call fit"):
+            cd.make_estimator(fam, notion="top-label").compact()
+
+
 @pytest.mark.slow
 def test_a_shorter_pivoted_factor_is_the_leading_blocks_of_a_longer_one():
     """The Kronecker estimator's 512 pivots are the leading blocks of the two-step

@@ -535,6 +535,26 @@ def test_keeping_the_recalibration_model_keeps_the_map_the_views_show_and_every_
     np.testing.assert_array_equal(lean_G, G)
 
 
+@pytest.mark.parametrize("notion", ["top-label", "canonical", "classwise"])
+def test_kept_fold_models_are_compacted_and_give_the_result_s_holdout_diagonals(notion):
+    """A result's kept two-step ridge models hold their maps only (RidgeMap, not the bases the risk
+    path needed), and still give the holdout diagonals the result was computed from, to rounding.
+    The kernel density's kept models stay unfitted references (compacting one does not refit it)."""
+    from calibdash.estimators.kernel_ridge import RidgeMap
+    from calibdash.evaluation.pipeline import RefitOnUse
+
+    P, y = small_data(seed=3, n=900)
+    res = cd.evaluate(P, y, notion=notion, estimators=["ukkr", "kde"], others=[], random_state=1,
+                      grids={"ukkr": {"exact_max_n": [100], "n_components": [40]}})
+    test = P[res.split["test"]]
+    members = res.models["ukkr"].estimators
+    assert all(isinstance(b, RidgeMap) for e in members for b in e.bases_)
+    got, want = np.array([e.h_diag(test) for e in members]), res.diagonals["ukkr"]
+    assert np.max(np.abs(got - want)) <= 1e-11 * np.max(np.abs(want))
+    kde = res.models["kde"].estimators
+    assert all(isinstance(e, RefitOnUse) and vars(e)["_fitted"] is None for e in kde)
+
+
 def test_recalibration_candidates_are_the_tuned_plug_ins_by_risk_and_skip_unknown_names():
     from calibdash.evaluation.result import recalibration_candidates
 
