@@ -64,7 +64,9 @@ def rbf_kernel(A, B, gamma, A_norms=None):
     # ||a||^2 + ||b||^2 - 2 a.b, formed in place (two n x m arrays instead of six). For
     # one-dimensional inputs the product A B^T is an outer product, which BLAS computes
     # entry by entry as a_i b_j too: the same numbers, without its slow k = 1 path.
-    cross = np.multiply.outer(A[:, 0], B[:, 0]) if A.shape[1] == 1 else A @ B.T
+    # (both one-dimensional: rows of another width must fail in the product, not be read as
+    # their first column)
+    cross = np.multiply.outer(A[:, 0], B[:, 0]) if A.shape[1] == 1 == B.shape[1] else A @ B.T
     cross *= 2.0
     sq = np.add.outer(A_norms, np.einsum("ij,ij->i", B, B))
     sq -= cross

@@ -489,7 +489,7 @@ def test_a_compacted_two_step_ridge_keeps_its_map_to_rounding_in_a_fraction_of_t
         path.estimators[0].compact()
         assert path.risks(P_q, y_q)[0] == pytest.approx(path_risk, rel=2 * rtol)
         with pytest.raises(ValueError, match="fitted at lam"):
-            maps[0].ridge_values(maps[0].features(P_q[:, :1]), 2 * lam)
+            maps[0].ridge_values(maps[0].features(maps[0].centres), 2 * lam)
 
 
 def test_a_compacted_path_s_risks_leave_the_cross_product_route_for_the_maps():
@@ -1004,3 +1004,15 @@ def test_kernel_ridges_on_many_rows_equal_the_per_row_kernel_route(n_train, exac
         for a, b, c in zip(fast[fam][1], slow[fam][1], ulp[fam][1]):
             spread = np.max(np.abs(c - b)) / np.max(np.abs(b))
             assert_rel_close(a, b, max(4 * spread, 1e-14))
+
+
+def test_the_rbf_kernel_of_rows_of_different_widths_fails_instead_of_reading_one_column():
+    """The one-dimensional route forms a_i b_j as an outer product of first columns; rows of one
+    column against centres of four must not be read as the centres' first column."""
+    from calibdash.estimators.kernel_ridge import rbf_kernel
+
+    rng = np.random.default_rng(0)
+    with pytest.raises(ValueError):
+        rbf_kernel(rng.random((5, 1)), rng.random((3, 4)), 0.5)
+    A, B = rng.random((5, 1)), rng.random((3, 1))
+    np.testing.assert_allclose(rbf_kernel(A, B, 0.5), np.exp(-0.5 * (A - B.T) ** 2), rtol=1e-14)
