@@ -52,6 +52,8 @@ _EIG_RTOL = 1e-10
 # the blocks are consumed right away (a product with a few columns, a row sum), and a whole
 # one would take 0.5 GB per 64 centres at 1,000,000 rows.
 _CHUNK_ENTRIES = 4_000_000
+# Rows x columns of one chunk of the interpolated products' sums: 512 kB per buffer.
+_HERMITE_CHUNK_ENTRIES = 65_536
 # A pivoted factor up to this many entries (rows x (pivots + a block), 128 MB) is formed whole.
 _WHOLE_FACTOR_ENTRIES = 16_000_000
 
@@ -116,14 +118,35 @@ def interpolated_products(z, centres, coef, gamma, cells=None, out=None):
     K = np.exp(-gamma * diff * diff)
     values = K @ coef
     slopes = ((-2.0 * gamma) * diff * K) @ coef / cells  # d/dt at the nodes, t = z * cells
-    out = np.empty((len(z), coef.shape[1])) if out is None else out
-    for rows in row_chunks(len(z), 4 * coef.shape[1]):
-        t = z[rows] * cells
+    r = coef.shape[1]
+    out = np.empty((len(z), r)) if out is None else out
+    # The four terms in place, in two buffers of a chunk that stay in the core's cache: the
+    # same operations in the same order as the expression
+    # h00 v_i + h10 s_i + h01 v_i+1 - h11 s_i+1, so the same numbers to the last digit, at
+    # half the time of forming it whole by chunks of _CHUNK_ENTRIES (its eight temporaries of
+    # 8 MB each went through memory).
+    step = max(1, _HERMITE_CHUNK_ENTRIES // max(r, 1))
+    acc, term = np.empty((min(step, len(z)), r)), np.empty((min(step, len(z)), r))
+    for s in range(0, len(z), step):
+        e = min(s + step, len(z))
+        t = z[s:e] * cells
         i = np.minimum(t.astype(np.int64), cells - 1)
         f = t - i
         g = 1.0 - f
-        out[rows] = (((1.0 + 2.0 * f) * g * g)[:, None] * values[i] + (f * g * g)[:, None] * slopes[i]
-                     + ((3.0 - 2.0 * f) * f * f)[:, None] * values[i + 1] - (f * f * g)[:, None] * slopes[i + 1])
+        a, b = acc[: e - s], term[: e - s]
+        np.take(values, i, axis=0, out=a)
+        a *= ((1.0 + 2.0 * f) * g * g)[:, None]
+        np.take(slopes, i, axis=0, out=b)
+        b *= (f * g * g)[:, None]
+        a += b
+        i += 1
+        np.take(values, i, axis=0, out=b)
+        b *= ((3.0 - 2.0 * f) * f * f)[:, None]
+        a += b
+        np.take(slopes, i, axis=0, out=b)
+        b *= (f * f * g)[:, None]
+        a -= b
+        out[s:e] = a
     return out
 
 

@@ -956,6 +956,39 @@ def test_interpolated_kernel_products_are_within_the_rounding_of_the_exact_ones(
     assert coarse.max() > 16 * eps, coarse / eps
 
 
+def test_interpolated_kernel_products_are_the_hermite_formula_to_the_last_digit(monkeypatch):
+    """The interpolation's sums are formed in place by chunks, in the order of the formula
+    h00 v_i + h10 s_i + h01 v_i+1 - h11 s_i+1: the same numbers as the formula evaluated whole,
+    whatever the chunk size (a ragged last chunk included), into a new array or into the
+    column-major block of a pivoted factor."""
+    from calibdash.estimators import kernel_ridge
+    from calibdash.estimators.kernel_ridge import interpolated_products, interpolation_cells
+
+    rng = np.random.default_rng(8)
+    gamma, r = 5.0, 7
+    centres = rng.uniform(0, 1, 12)
+    coef = rng.normal(size=(12, r))
+    z = np.concatenate([rng.uniform(0, 1, 3_001), [0.0, 1.0]])
+    cells = interpolation_cells(gamma)
+    nodes = np.linspace(0.0, 1.0, cells + 1)
+    diff = nodes[:, None] - centres[None, :]
+    K = np.exp(-gamma * diff * diff)
+    values, slopes = K @ coef, ((-2.0 * gamma) * diff * K) @ coef / cells
+    t = z * cells
+    i = np.minimum(t.astype(np.int64), cells - 1)
+    f = t - i
+    g = 1.0 - f
+    formula = (((1.0 + 2.0 * f) * g * g)[:, None] * values[i] + (f * g * g)[:, None] * slopes[i]
+               + ((3.0 - 2.0 * f) * f * f)[:, None] * values[i + 1] - (f * f * g)[:, None] * slopes[i + 1])
+    for entries in (1, 5 * r, 700 * r, 10**9):
+        monkeypatch.setattr(kernel_ridge, "_HERMITE_CHUNK_ENTRIES", entries)
+        assert np.array_equal(interpolated_products(z, centres, coef, gamma), formula)
+        block = np.full((z.size, r + 3), np.nan, order="F")
+        interpolated_products(z, centres, coef, gamma, out=block[:, 2 : 2 + r])
+        assert np.array_equal(block[:, 2 : 2 + r], formula)
+        assert np.isnan(block[:, :2]).all() and np.isnan(block[:, 2 + r :]).all()
+
+
 @pytest.mark.parametrize("n_train,exact_max_n", [(600, 2000), (1200, 400), (120_000, 2000)])
 def test_kernel_ridges_on_many_rows_equal_the_per_row_kernel_route(n_train, exact_max_n, monkeypatch):
     """From INTERPOLATED_MIN_ROWS one-dimensional rows on, the Nystroem basis's features (of

@@ -175,6 +175,29 @@ def test_a_bandwidth_does_not_depend_on_the_others():
     np.testing.assert_allclose(among[10], alone, rtol=1e-12, atol=1e-14)
 
 
+def test_every_bandwidth_and_target_comes_back_to_its_own_rows(monkeypatch):
+    """The regressions are interpolated in the query rows' sorted order and gathered back to
+    their own order a few columns (bandwidths x targets) at a time: each bandwidth's result
+    equals the one computed alone, to the last digit, however the columns are grouped, and
+    rows given in another order get their own values."""
+    rng = np.random.default_rng(6)
+    S = confidences("spread", 4_000, rng)
+    T = np.column_stack([targets(S, rng)[:, 0], rng.random(S.shape[0])])  # two target columns
+    stats = kde_grid.statistics_for(S, T, BANDWIDTHS)
+    S_query = confidences("spread", 700, rng)
+    alone = [kde_grid.grid_kernel_regression(S_query, stats, [b])[0] for b in BANDWIDTHS]
+    for columns in (1, 3, 4, 64):  # one bandwidth a gather, part of one, a ragged last group, all
+        monkeypatch.setattr(kde_grid, "_GATHER_COLUMNS", columns)
+        together = kde_grid.grid_kernel_regression(S_query, stats, BANDWIDTHS)
+        assert len(together) == len(BANDWIDTHS)
+        for g, ref in zip(together, alone):
+            assert g.shape == (700, 2) and g.flags.c_contiguous
+            np.testing.assert_array_equal(g, ref)
+    perm = rng.permutation(700)
+    for g, ref in zip(kde_grid.grid_kernel_regression(S_query[perm], stats, BANDWIDTHS), alone):
+        np.testing.assert_array_equal(g, ref[perm])
+
+
 def test_kernel_regression_takes_the_grid_route_only_above_the_threshold(monkeypatch):
     rng = np.random.default_rng(4)
     S = confidences("spread", 3_000, rng)
