@@ -111,6 +111,11 @@ class Entry:
     cost : (float, float)
         Rough seconds per fold on CIFAR-100 for a one-dimensional problem and for
         canonical calibration, only to start the longest tasks first.
+    cost_per_million_rows : float
+        Rough seconds per fold and per million rows of the file for a one-dimensional problem
+        where the work is linear in the rows (the Beta kernel's grid route, interpolated
+        kernels), measured at 10,000,000 rows; the larger of this and ``cost`` orders the
+        tasks (:func:`calibdash.evaluation.pipeline.task_cost`). 0 where not measured.
     refit_on_use : bool
         Its fitted state is the training set itself (refitting costs nothing), so fold
         models are refitted where they are used instead of shipped between processes.
@@ -129,6 +134,7 @@ class Entry:
     default_for: tuple = ()
     task_group: str = "fast"
     cost: tuple = (0.01, 0.05)
+    cost_per_million_rows: float = 0.0
     refit_on_use: bool = False
     references: tuple = ("gruber2025optimizing",)
     tunable: bool = True
@@ -189,12 +195,13 @@ _ENTRIES = (
           default_for=("top-label", "classwise"), references=("guo2017calibration",), tunable=False),
     Entry("bins", BinningEstimator, "Histogram binning in equal-width bins, the number of bins tuned.",
           _frozen({"any": {"n_bins": _N_BINS, "strategy": ("uniform",)}}), (N_BINS, STRATEGY),
-          default_for=("top-label", "classwise")),
+          default_for=("top-label", "classwise"), cost_per_million_rows=0.25),
     Entry("bins-quantile", BinningEstimator, "Histogram binning in equal-mass bins, the number of bins tuned.",
           _frozen({"any": {"n_bins": _N_BINS, "strategy": ("quantile",)}}), (N_BINS, STRATEGY)),
     Entry("kde", KDEEstimator, "Dirichlet kernel density estimate of the calibration map, the bandwidth tuned.",
           _frozen({"any": {"bandwidth": _KDE_BANDWIDTHS}, "canonical": {"bandwidth": _KDE_BANDWIDTHS_CANONICAL}}),
-          (BANDWIDTH,), default_for=NOTIONS, task_group="kde", cost=(0.6, 4.0), refit_on_use=True,
+          (BANDWIDTH,), default_for=NOTIONS, task_group="kde", cost=(0.6, 4.0), cost_per_million_rows=0.4,
+          refit_on_use=True,
           references=("popordanoska2022consistent",)),
     # Top-label KKKR's risk falls down to about 1e-14 and is flat below (CIFAR-10 WRN-16-4):
     # the grid reaches 1e-18 so that the flat part is seen, not guessed.
@@ -202,14 +209,16 @@ _ENTRIES = (
           _frozen({"top-label": {"lam": np.logspace(-2, -18, 17).tolist()},
                    "canonical": {"lam": np.logspace(3, -14, 18).tolist()},
                    "classwise": {"lam": np.logspace(-2, -18, 17).tolist()}}),
-          (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0)),
+          (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0),
+          cost_per_million_rows=0.4),
     # The paper's simulation (n = 10,000) selects 1e-8 for canonical UKKR and the risk rises
     # below it; above 10 the risk is flat (the fit is ~0) on every file tried.
     Entry("ukkr", UKKREstimator, "Two-step kernel ridge regression of the calibration gaps, the ridge lambda tuned.",
           _frozen({"top-label": {"lam": np.logspace(0, -10, 11).tolist()},
                    "canonical": {"lam": np.logspace(1, -10, 23).tolist()},
                    "classwise": {"lam": np.logspace(0, -10, 11).tolist()}}),
-          (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0)),
+          (LAM, GAMMA), default_for=NOTIONS, task_group="kernel ridge", cost=(0.1, 3.0),
+          cost_per_million_rows=0.4),
     # Not a top-label default: there the map may see the confidence alone (it is then
     # g(c) = c^b / (c^b + (1 - c)^b), which passes through (1/2, 1/2) and so cannot follow
     # P(correct | c) when many classes put the confidence below 1/2: 0.151 against a true

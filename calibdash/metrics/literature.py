@@ -64,6 +64,9 @@ class OtherEstimator:
     compute: object = field(repr=False)
     reference: str = ""
     cost: float = 0.05  # rough seconds on a 2,000-row holdout, to schedule long tasks first
+    # Rough seconds per million rows of the file for a one-dimensional notion, measured at
+    # 10,000,000 rows; the larger of the two orders the tasks (pipeline.task_cost). 0: not measured.
+    cost_per_million_rows: float = 0.0
 
 
 # -- ECE estimators (Posocco & Bonnefoy) -------------------------------------------------
@@ -183,7 +186,8 @@ def _registry():
         label = spec["label"]
         out[name] = OtherEstimator(name, label, "L1 calibration error", NOTIONS, _ece(name),
                                    "Guo et al. (2017)" if name == "ece-15-bins" else pb,
-                                   cost=0.8 if spec["kind"] == "kde" else 0.2)
+                                   cost=0.8 if spec["kind"] == "kde" else 0.2,
+                                   cost_per_million_rows=1.5 if name == "ece-15-bins" else 0.0)
     w = "Widmann, Lindsten & Zachariah (2019)"
     out["skce"] = OtherEstimator("skce", "SKCE, unbiased, with bootstrap calibration test", "squared kernel calibration error",
                                  NOTIONS, _skce("unbiased"), w, cost=2.0)
@@ -201,10 +205,10 @@ def _registry():
         ("canonical",), _variational("log", "temperature"), b, cost=0.3)
     out["variational-top-l2"] = OtherEstimator(
         "variational-top-l2", "variational, top-label L2, isotonic map", "calibration error (L2)",
-        ("top-label",), _variational_top_label(2), b)
+        ("top-label",), _variational_top_label(2), b, cost_per_million_rows=1.8)
     out["variational-top-l1"] = OtherEstimator(
         "variational-top-l1", "variational, top-label L1, isotonic map", "L1 calibration error",
-        ("top-label",), _variational_top_label(1), b)
+        ("top-label",), _variational_top_label(1), b, cost_per_million_rows=1.8)
     return out
 
 

@@ -771,3 +771,51 @@ def test_inputs_are_checked_once_at_the_entry_not_in_every_task(monkeypatch):
         assert notions.validate(P * 2, y)[0] is not None
     with pytest.raises(cd.InputError, match="sums to"):  # ... and only inside
         notions.validate(P * 2, y)
+
+
+class _Dispatched(Exception):
+    """Raised once the pipeline has handed its first batch to the pool (nothing runs)."""
+
+
+@pytest.mark.parametrize("n", [10_000, 1_000_000])
+def test_the_longest_tasks_start_first_at_every_size(monkeypatch, n):
+    """Tasks go to the pool longest first, by rough costs that follow the rows: at 10,000 rows
+    the kernel density's fold tasks (its exact route is quadratic in the rows) come first and
+    the literature's estimators after the kernel ridges'; at 1,000,000 rows every task is
+    linear in the rows and the variational estimator's five isotonic fits and the ECE's
+    bootstrap are the longest, so they start first (at 10,000,000 rows, ordered as at 10,000,
+    the variational task started after the kernel ridges' and one worker waited 4.8 s for it)."""
+    rng = np.random.default_rng(0)
+    p = 0.5 + 0.5 * rng.beta(5, 2, n)
+    y = (rng.random(n) < p).astype(int)
+    P = np.column_stack([1.0 - p, p])
+    order = []
+
+    def describe(jobs):
+        # a fold task's key is (notion, "fold", k) and its estimators come fifth; the others' is
+        # (notion, kind, name or fold)
+        order.extend((args[0][1], args[4][0][0] if args[0][1] == "fold" else args[0][2]) for _, args, _ in jobs)
+        raise _Dispatched
+
+    record_phases(monkeypatch, describe)
+    with pytest.raises(_Dispatched):
+        cd.evaluate_notions(P, y, notions=("top-label",), n_jobs=1)
+    first_kkkr = order.index(("fold", "kkkr"))
+    if n == 1_000_000:
+        assert order[:2] == [("other", "variational-top-l2"), ("other", "ece-15-bins")]
+        assert order[2:7] == [("fold", "kde")] * 5
+    else:
+        assert order[:5] == [("fold", "kde")] * 5
+        assert order.index(("other", "variational-top-l2")) > first_kkkr + 4
+
+
+def test_task_cost_is_the_larger_of_the_static_and_the_linear_estimate():
+    from calibdash.evaluation.pipeline import task_cost
+
+    assert task_cost(0.6, 0.4, 10_000) == 0.6  # the static cost at small n
+    assert task_cost(0.6, 0.4, 10_000_000) == pytest.approx(4.0)
+    assert task_cost(0.6, 0.0, 10_000_000) == 0.6  # not measured: the static cost alone
+    # classwise: per class; the literature's static costs are not scaled (as before)
+    assert task_cost(0.1, 0.4, 10_000, problems=10) == pytest.approx(1.0)
+    assert task_cost(0.1, 0.4, 10_000, problems=10, scale_static=False) == pytest.approx(0.1)
+    assert task_cost(0.1, 0.4, 1_000_000, problems=10, scale_static=False) == pytest.approx(4.0)
