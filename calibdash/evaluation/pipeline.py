@@ -63,12 +63,12 @@ _LONG_WAITING_TASK = 3e10
 KEEP_RECALIBRATION = "recalibration"
 
 
-def task_cost(cost, per_million_rows, n_rows, problems=1, *, scale_static=True):
+def task_cost(static, per_million_rows, n_rows, problems=1):
     """Rough seconds of a task of a one-dimensional notion, only to start the longest first:
-    the larger of the static ``cost`` (measured at 10,000 rows: the registry's per fold on
-    CIFAR-100, or a literature estimator's on a 2,000-row holdout) and the linear regime's
-    ``per_million_rows`` * ``n_rows`` / 10^6, each for ``problems`` one-dimensional problems
-    (the classes of classwise; the literature's static costs are not scaled, as before).
+    the larger of the ``static`` cost (measured at 10,000 rows: the registry's per fold on
+    CIFAR-100 times the task's one-dimensional problems, or a literature estimator's on a
+    2,000-row holdout as measured) and the linear regime's ``per_million_rows`` * ``n_rows`` /
+    10^6 for each of ``problems`` one-dimensional problems (the classes of classwise).
 
     At 10,000 rows the kernel density's exact route makes its fold tasks the longest, and
     the literature's estimators are short; at 10,000,000 rows every task is linear in the
@@ -76,7 +76,6 @@ def task_cost(cost, per_million_rows, n_rows, problems=1, *, scale_static=True):
     the kernel density's 4 s a fold): ordered by the static costs alone, it started after the
     kernel ridges' tasks, and one worker waited 4.8 s for it (BENCHMARKS.md).
     """
-    static = cost * problems if scale_static else cost
     return max(static, per_million_rows * problems * n_rows / 1e6)
 
 
@@ -261,14 +260,16 @@ class _NotionRun:
         entry = REGISTRY[name]
         if self.notion == "canonical":
             return entry.cost[1]
-        return task_cost(entry.cost[0], entry.cost_per_million_rows, *self._problems())
+        n_rows, problems = self._problems()
+        return task_cost(entry.cost[0] * problems, entry.cost_per_million_rows, n_rows, problems)
 
     def other_cost(self, name):
         """Rough seconds of the literature's estimator ``name``, to start long tasks first."""
         other = OTHER_ESTIMATORS[name]
         if self.notion == "canonical":
             return other.cost
-        return task_cost(other.cost, other.cost_per_million_rows, *self._problems(), scale_static=False)
+        # The literature's static costs are not scaled by the problems, as before this ordering.
+        return task_cost(other.cost, other.cost_per_million_rows, *self._problems())
 
     def _problems(self):
         """(rows, one-dimensional problems per row) of a one-dimensional notion."""

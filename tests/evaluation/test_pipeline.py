@@ -809,6 +809,27 @@ def test_the_longest_tasks_start_first_at_every_size(monkeypatch, n):
         assert order.index(("other", "variational-top-l2")) > first_kkkr + 4
 
 
+def test_a_classwise_fold_task_costs_its_static_cost_once_per_class(monkeypatch):
+    """Classwise runs one problem per class: the registry's static cost of a fold (measured on
+    one problem) counts once per class, the literature's static costs once. At 100,000 rows and
+    10 classes the kernel density's fold tasks (0.6 s x 10) therefore come before the SKCE's
+    2.0 s and the ECE's linear 1.5 s; counted once, they would come after both."""
+    rng = np.random.default_rng(1)
+    n, k = 100_000, 10
+    P = rng.dirichlet(np.ones(k), n)
+    y = np.array([rng.choice(k, p=p) for p in P[:2000]] * (n // 2000))
+    order = []
+
+    def describe(jobs):
+        order.extend((args[0][1], args[4][0][0] if args[0][1] == "fold" else args[0][2]) for _, args, _ in jobs)
+        raise _Dispatched
+
+    record_phases(monkeypatch, describe)
+    with pytest.raises(_Dispatched):
+        cd.evaluate_notions(P, y, notions=("classwise",), n_jobs=1)
+    assert order[:5] == [("fold", "kde")] * 5
+
+
 def test_task_cost_is_the_larger_of_the_static_and_the_linear_estimate():
     from calibdash.evaluation.pipeline import task_cost
 
@@ -816,6 +837,6 @@ def test_task_cost_is_the_larger_of_the_static_and_the_linear_estimate():
     assert task_cost(0.6, 0.4, 10_000_000) == pytest.approx(4.0)
     assert task_cost(0.6, 0.0, 10_000_000) == 0.6  # not measured: the static cost alone
     # classwise: per class; the literature's static costs are not scaled (as before)
-    assert task_cost(0.1, 0.4, 10_000, problems=10) == pytest.approx(1.0)
-    assert task_cost(0.1, 0.4, 10_000, problems=10, scale_static=False) == pytest.approx(0.1)
-    assert task_cost(0.1, 0.4, 1_000_000, problems=10, scale_static=False) == pytest.approx(4.0)
+    assert task_cost(1.0, 0.4, 10_000, problems=10) == pytest.approx(1.0)
+    assert task_cost(0.1, 0.4, 10_000, problems=10) == pytest.approx(0.1)
+    assert task_cost(0.1, 0.4, 1_000_000, problems=10) == pytest.approx(4.0)
