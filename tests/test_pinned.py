@@ -22,7 +22,9 @@ on OpenBLAS's Haswell kernels (``tests/blas_kernels.py``): another kernel family
 products differently, and the kernel ridges amplify that to about 1e-6 relative
 (``tests/evaluation/test_cpu_kernels.py`` holds that bound and the verdict). Where this CPU cannot
 run the Haswell kernels (not x86-64 with AVX2, or an OpenBLAS built for one CPU), the numbers are
-computed on its own kernels and held to ``blas_kernels.CROSS_CPU_RTOL`` and ``CROSS_CPU_ATOL``. The calls use
+computed on its own kernels and held to ``blas_kernels.CROSS_CPU_RTOL`` and ``CROSS_CPU_ATOL``; where
+NumPy runs other SIMD loops than the pinned numbers' (``blas_kernels.PINNED_SIMD``: a CPU without
+AVX-512), they are computed on the Haswell kernels and held to the same tolerances. The calls use
 the top-level API ``calibdash`` only; the few functions below it are imported in
 ``cases.internals()``. ``CALIBDASH_PINNED_NUMBERS`` points the test at another file
 (to check that it fails on a changed number).
@@ -58,11 +60,16 @@ def pinned():
 def fresh():
     """Today's numbers and the tolerances they are held to: on the pinned matrix kernels, in a
     child process, through JSON as the generator writes it, to 1e-9; where this CPU cannot run
-    those kernels, on its own, to the difference two CPUs' kernels make (``blas_kernels``)."""
-    reason = blas_kernels.why_not(blas_kernels.PINNED)
+    the pinned arithmetic, to the difference two CPUs make (``blas_kernels``), on the pinned
+    kernels where it can run those, else on its own."""
+    reason = blas_kernels.pinned_reason()
     if reason is None:
         return SimpleNamespace(numbers=cases.compute_on_pinned_kernels(), rtol=cases.RTOL, atol=cases.ATOL,
                                kernels=f"OpenBLAS's {blas_kernels.PINNED} kernels")
+    if blas_kernels.why_not(blas_kernels.PINNED) is None:
+        return SimpleNamespace(numbers=cases.compute_on_pinned_kernels(),
+                               rtol=blas_kernels.CROSS_CPU_RTOL, atol=blas_kernels.CROSS_CPU_ATOL,
+                               kernels=f"OpenBLAS's {blas_kernels.PINNED} kernels ({reason})")
     return SimpleNamespace(numbers=json.loads(json.dumps(cases.compute(), allow_nan=False)),
                            rtol=blas_kernels.CROSS_CPU_RTOL, atol=blas_kernels.CROSS_CPU_ATOL,
                            kernels=f"this CPU's own kernels ({reason})")
