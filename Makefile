@@ -47,8 +47,15 @@ $(CHROMIUM):
 run: $(RUN_STAMP)
 	$(VENV)/bin/calibdash app --port $(PORT)
 
+# Two passes, so that the whole suite fits CI's 90 minutes on 2 cores: everything but the browser
+# tests on two workers (pytest-xdist; --dist loadfile as in test-fast), then the browser tests
+# alone, each starting a real server and chromium, with the machine to themselves as before (their
+# waits were set on an otherwise idle machine). Both passes always run; either failing fails.
 test: $(DEV_STAMP) | $(CHROMIUM)
-	$(PY) -m pytest
+	@status=0; \
+	$(PY) -m pytest -m "not browser" -n 2 --dist loadfile || status=$$?; \
+	$(PY) -m pytest -m browser || status=$$?; \
+	exit $$status
 
 # The quick loop (under a minute on 2 cores): no test marked slow, no browser test, on every
 # core (pytest-xdist; -n auto: one worker per core); --dist loadfile keeps a module's tests on one
