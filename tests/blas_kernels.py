@@ -89,17 +89,20 @@ def simd_level():
     return next((level for level in _SIMD_LEVELS if __cpu_features__.get(level)), None)
 
 
-def pinned_reason():
-    """None when a child process computes with the pinned numbers' arithmetic (OpenBLAS's
-    :data:`PINNED` kernels and NumPy's :data:`PINNED_SIMD` loops), else the reason it cannot."""
-    reason = why_not(PINNED)
-    if reason is not None:
-        return reason
+def simd_reason():
+    """None where NumPy runs the pinned numbers' :data:`PINNED_SIMD` loops, else why not (no child
+    process: the loops are this process's)."""
     level = simd_level()
     if level != PINNED_SIMD:
         return (f"NumPy runs its {level} loops on this CPU, the pinned numbers come from its {PINNED_SIMD} loops "
                 "(AVX-512), which round exp, log and sums differently and cannot be forced here")
     return None
+
+
+def pinned_reason():
+    """None when a child process computes with the pinned numbers' arithmetic (OpenBLAS's
+    :data:`PINNED` kernels and NumPy's :data:`PINNED_SIMD` loops), else the reason it cannot."""
+    return why_not(PINNED) or simd_reason()
 
 
 def run_json(code, family, timeout=1800):

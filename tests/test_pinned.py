@@ -62,14 +62,13 @@ def fresh():
     child process, through JSON as the generator writes it, to 1e-9; where this CPU cannot run
     the pinned arithmetic, to the difference two CPUs make (``blas_kernels``), on the pinned
     kernels where it can run those, else on its own."""
-    reason = blas_kernels.pinned_reason()
+    reason = blas_kernels.why_not(blas_kernels.PINNED)  # asks a child process: once
     if reason is None:
-        return SimpleNamespace(numbers=cases.compute_on_pinned_kernels(), rtol=cases.RTOL, atol=cases.ATOL,
-                               kernels=f"OpenBLAS's {blas_kernels.PINNED} kernels")
-    if blas_kernels.why_not(blas_kernels.PINNED) is None:
+        loops = blas_kernels.simd_reason()
         return SimpleNamespace(numbers=cases.compute_on_pinned_kernels(),
-                               rtol=blas_kernels.CROSS_CPU_RTOL, atol=blas_kernels.CROSS_CPU_ATOL,
-                               kernels=f"OpenBLAS's {blas_kernels.PINNED} kernels ({reason})")
+                               rtol=cases.RTOL if loops is None else blas_kernels.CROSS_CPU_RTOL,
+                               atol=cases.ATOL if loops is None else blas_kernels.CROSS_CPU_ATOL,
+                               kernels=f"OpenBLAS's {blas_kernels.PINNED} kernels" + (f" ({loops})" if loops else ""))
     return SimpleNamespace(numbers=json.loads(json.dumps(cases.compute(), allow_nan=False)),
                            rtol=blas_kernels.CROSS_CPU_RTOL, atol=blas_kernels.CROSS_CPU_ATOL,
                            kernels=f"this CPU's own kernels ({reason})")

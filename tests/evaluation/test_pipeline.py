@@ -833,7 +833,7 @@ def test_task_cost_is_the_larger_of_the_static_and_the_linear_estimate():
     assert task_cost(0.6, 0.4, 10_000) == 0.6  # the static cost at small n
     assert task_cost(0.6, 0.4, 10_000_000) == pytest.approx(4.0)
     assert task_cost(0.6, 0.0, 10_000_000) == 0.6  # not measured: the static cost alone
-    # classwise: per class; the literature's static costs are not scaled (as before)
+    # classwise: the linear estimate per class; the static cost is taken as the caller scaled it
     assert task_cost(1.0, 0.4, 10_000, problems=10) == pytest.approx(1.0)
     assert task_cost(0.1, 0.4, 10_000, problems=10) == pytest.approx(0.1)
     assert task_cost(0.1, 0.4, 1_000_000, problems=10) == pytest.approx(4.0)
